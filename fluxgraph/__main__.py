@@ -1,0 +1,3 @@
+from fluxgraph.cli import main
+
+main()

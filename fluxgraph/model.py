@@ -1,0 +1,75 @@
+"""Core value types shared by every layer: locations, object identities, problems.
+
+Positions are 1-based everywhere in fluxgraph. The YAML layer (``fluxgraph.yamlio``) is the
+only place that converts the parser's 0-based marks; ``Location`` refuses line 0 so a slip
+shows up at once instead of as an off-by-one in a SARIF report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in the repository: ``file`` is relative to the repo root, POSIX separators."""
+
+    file: str
+    line: int = 1
+    column: int = 1
+
+    def __post_init__(self) -> None:
+        if self.line < 1 or self.column < 1:
+            raise ValueError(f"positions are 1-based: {self.file}:{self.line}:{self.column}")
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+def api_group(api_version: str) -> str:
+    """``apps/v1`` -> ``apps``; ``v1`` -> ``""`` (the core group)."""
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+@dataclass(frozen=True, order=True)
+class ObjRef:
+    """The identity Flux's inventory uses: group, kind, namespace, name (version ignored)."""
+
+    kind: str
+    namespace: str
+    name: str
+    group: str = ""
+
+    def __str__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{ns}{self.name}"
+
+    @property
+    def key(self) -> str:
+        """``<kind>/<namespace>/<name>`` with an empty namespace kept, for stable JSON ids."""
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something fluxgraph found while reading or building the repository.
+
+    ``code`` is a stable identifier (``yaml-syntax``, ``path-escape``, ``remote-resource`` ...)
+    that the check engine maps to a rule. ``not_evaluated`` marks things fluxgraph could not
+    look at (a remote base, an encrypted value): they are reported apart from what passed.
+    """
+
+    code: str
+    message: str
+    location: Location
+    not_evaluated: bool = False
+    kustomization: str | None = None
+    related: tuple[Location, ...] = field(default=())
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.location, self.code, self.message)
+
+
+class FluxgraphError(Exception):
+    """An input error that stops analysis altogether (exit status 2)."""

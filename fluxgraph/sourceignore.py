@@ -1,0 +1,138 @@
+"""What source-controller leaves out of a GitRepository artifact.
+
+Flux never hands these files to kustomize-controller, so for fluxgraph they do not exist.
+Follows fluxcd/pkg ``sourceignore/sourceignore.go``: the default patterns (VCS files, images and
+archives, CI configs, ``**/.goreleaser.yml``, ``**/.sops.yaml``, ``**/.flux.yaml``), then every
+``.sourceignore`` file (scoped to its directory), then ``GitRepository.spec.ignore``. Matching
+follows gitignore as go-git implements it: the last matching pattern decides, ``!`` negates,
+a trailing ``/`` matches directories only, a pattern with a ``/`` inside is anchored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+EXCLUDE_VCS = ".git/,.gitignore,.gitmodules,.gitattributes"
+EXCLUDE_EXT = "*.jpg,*.jpeg,*.gif,*.png,*.wmv,*.flv,*.tar.gz,*.zip"
+EXCLUDE_CI = (
+    ".github/,.circleci/,.travis.yml,.gitlab-ci.yml,appveyor.yml,.drone.yml,cloudbuild.yaml,"
+    "codeship-services.yml,codeship-steps.yml"
+)
+EXCLUDE_EXTRA = "**/.goreleaser.yml,**/.sops.yaml,**/.flux.yaml"
+
+
+@lru_cache(maxsize=2048)
+def _glob_to_re(glob: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if c == "*":
+            if glob[i : i + 2] == "**":
+                out.append(".*")
+                i += 2
+                if i < len(glob) and glob[i] == "/":
+                    i += 1
+                    out[-1] = "(?:.*/)?"
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = glob.find("]", i + 1)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                body = glob[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    domain: tuple[str, ...]
+    negate: bool
+    dir_only: bool
+    anchored: bool
+    parts: tuple[str, ...]
+
+    @staticmethod
+    def parse(line: str, domain: tuple[str, ...] = ()) -> Pattern | None:
+        s = line.rstrip("\n").rstrip()
+        if not s or s.startswith("#"):
+            return None
+        negate = s.startswith("!")
+        if negate:
+            s = s[1:]
+        dir_only = s.endswith("/")
+        s = s.strip("/") if dir_only else s
+        anchored = "/" in s.rstrip("/")
+        s = s.lstrip("/")
+        if not s:
+            return None
+        return Pattern(domain, negate, dir_only, anchored, tuple(s.split("/")))
+
+    def match(self, path: tuple[str, ...], is_dir: bool) -> bool:
+        if len(path) <= len(self.domain) or path[: len(self.domain)] != self.domain:
+            return False
+        rel = path[len(self.domain) :]
+        if not self.anchored:
+            # match the last component (or any ancestor directory component)
+            pat = _glob_to_re(self.parts[0])
+            for i, comp in enumerate(rel):
+                last = i == len(rel) - 1
+                if pat.match(comp):
+                    if last and self.dir_only and not is_dir:
+                        continue
+                    return True
+            return False
+        rx = _glob_to_re("/".join(self.parts))
+        for i in range(len(rel), 0, -1):
+            sub = "/".join(rel[:i])
+            if rx.match(sub):
+                if i == len(rel) and self.dir_only and not is_dir:
+                    continue
+                return True
+        return False
+
+
+def default_patterns() -> list[Pattern]:
+    out = []
+    for group in (EXCLUDE_VCS, EXCLUDE_EXT, EXCLUDE_CI, EXCLUDE_EXTRA):
+        for p in group.split(","):
+            pat = Pattern.parse(p)
+            if pat:
+                out.append(pat)
+    return out
+
+
+def read_patterns(text: str, domain: tuple[str, ...] = ()) -> list[Pattern]:
+    out = []
+    for line in text.splitlines():
+        pat = Pattern.parse(line, domain)
+        if pat:
+            out.append(pat)
+    return out
+
+
+class Matcher:
+    def __init__(self, patterns: list[Pattern]):
+        self.patterns = patterns
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        if not rel:
+            return False
+        path = tuple(rel.split("/"))
+        result = False
+        for p in self.patterns:
+            if p.match(path, is_dir):
+                result = not p.negate
+        return result

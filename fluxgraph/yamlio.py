@@ -1,0 +1,381 @@
+"""YAML loading with positions, fast and bounded.
+
+Parsing uses ruamel.yaml's C composer (libyaml via ``ruamel.yaml.clib``) to build a node tree
+that carries marks, then a small constructor of our own turns nodes into plain Python data
+(dict / list / str / int / float / bool / None) following the YAML 1.2 core schema, as
+kustomize's kyaml does. The node tree is kept with each document so that a finding can point
+at the exact line and column of any field (``Document.position``) without paying for ruamel's
+pure-Python round-trip loader.
+
+This module is the only place where the parser's 0-based marks become 1-based positions.
+
+Limits (each becomes a located error, never a crash or a hang): nesting depth, nodes per
+document after alias expansion ("billion laughs"), file size (``repofs.MAX_FILE_BYTES``).
+Duplicate mapping keys are an error in kustomize (yaml.v3 "mapping key already defined") and
+are reported; anchors may be redefined (YAML 1.2 allows it; libyaml's composer does not, so
+such files are composed from events in Python).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.resolver import Resolver
+
+try:  # the C parser; without it ruamel is about 6x slower
+    from _ruamel_yaml import CParser  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - exercised only on broken installs
+    CParser = None
+
+MAX_DEPTH = 256
+MAX_NODES_PER_DOCUMENT = 1_000_000
+
+
+class YamlLoadError(Exception):
+    """A located YAML problem: 1-based line and column."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = max(1, line)
+        self.column = max(1, column)
+
+
+@dataclass
+class Document:
+    """One YAML document of a file. ``line`` is the 1-based line where its content starts."""
+
+    file: str
+    index: int
+    line: int
+    data: Any
+    node: Node | None = None
+
+    def position(self, path: tuple[Any, ...] | list[Any]) -> tuple[int, int]:
+        """1-based (line, column) of the value at ``path`` (keys and list indexes).
+
+        Falls back to the deepest existing ancestor, and to the document start.
+        """
+        node = self.node
+        best = (self.line, 1)
+        if node is None:
+            return best
+        best = (node.start_mark.line + 1, node.start_mark.column + 1)
+        for step in path:
+            nxt = None
+            if isinstance(node, MappingNode) and isinstance(step, str):
+                for k, v in node.value:
+                    if isinstance(k, ScalarNode) and k.value == step:
+                        nxt = v
+                        break
+            elif isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+                nxt = node.value[step]
+            if nxt is None:
+                break
+            node = nxt
+            best = (node.start_mark.line + 1, node.start_mark.column + 1)
+        return best
+
+    def scalar_node(self, path: tuple[Any, ...] | list[Any]) -> ScalarNode | None:
+        node = self.node
+        for step in path:
+            if node is None:
+                return None
+            nxt = None
+            if isinstance(node, MappingNode) and isinstance(step, str):
+                for k, v in node.value:
+                    if isinstance(k, ScalarNode) and k.value == step:
+                        nxt = v
+                        break
+            elif isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+                nxt = node.value[step]
+            node = nxt
+        return node if isinstance(node, ScalarNode) else None
+
+
+if CParser is not None:
+
+    class _Loader(CParser, Resolver):  # type: ignore[misc,valid-type]
+        def __init__(self, stream: bytes | str):
+            CParser.__init__(self, stream)
+            self._parser = self._composer = self
+            Resolver.__init__(self, loadumper=self)
+
+
+class _EventComposer:
+    """Pure-Python composer from libyaml events; allows anchors to be redefined."""
+
+    def __init__(self, data: bytes | str):
+        if CParser is not None:
+            self.p = _Loader(data)
+        else:  # pragma: no cover
+            from ruamel.yaml.main import YAML
+
+            y = YAML(typ="safe", pure=True)
+            self.p = y.parser  # type: ignore[assignment]
+        self.anchors: dict[str, Node] = {}
+
+    def documents(self) -> list[Node]:
+        from ruamel.yaml.events import DocumentStartEvent, StreamEndEvent
+
+        p = self.p
+        out: list[Node] = []
+        while True:
+            ev = p.get_event()
+            if ev is None or isinstance(ev, StreamEndEvent):
+                break
+            if isinstance(ev, DocumentStartEvent):
+                self.anchors = {}
+                node = self._node()
+                p.get_event()  # DocumentEndEvent
+                out.append(node)
+        return out
+
+    def _node(self) -> Node:
+        from ruamel.yaml.events import (
+            AliasEvent,
+            MappingEndEvent,
+            MappingStartEvent,
+            ScalarEvent,
+            SequenceEndEvent,
+            SequenceStartEvent,
+        )
+
+        p = self.p
+        # iterative composition: a stack of (node, pending key)
+        root: Node | None = None
+        stack: list[list[Any]] = []
+
+        def attach(n: Node) -> None:
+            nonlocal root
+            if not stack:
+                root = n
+                return
+            top = stack[-1]
+            if isinstance(top[0], SequenceNode):
+                top[0].value.append(n)
+            elif top[1] is None:
+                top[1] = n
+            else:
+                top[0].value.append((top[1], n))
+                top[1] = None
+
+        while True:
+            ev = p.get_event()
+            if isinstance(ev, AliasEvent):
+                if ev.anchor not in self.anchors:
+                    raise YamlLoadError(f"unknown anchor {ev.anchor!r}", ev.start_mark.line + 1, ev.start_mark.column + 1)
+                attach(self.anchors[ev.anchor])
+            elif isinstance(ev, ScalarEvent):
+                tag = ev.tag
+                if tag is None or tag == "!":
+                    tag = p.resolve(ScalarNode, ev.value, ev.implicit)
+                n = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
+                if ev.anchor:
+                    self.anchors[ev.anchor] = n
+                attach(n)
+            elif isinstance(ev, SequenceStartEvent):
+                tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq"
+                n = SequenceNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                if ev.anchor:
+                    self.anchors[ev.anchor] = n
+                attach(n)
+                stack.append([n, None])
+                continue
+            elif isinstance(ev, MappingStartEvent):
+                tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:map"
+                n = MappingNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                if ev.anchor:
+                    self.anchors[ev.anchor] = n
+                attach(n)
+                stack.append([n, None])
+                continue
+            elif isinstance(ev, (SequenceEndEvent, MappingEndEvent)):
+                done = stack.pop()[0]
+                done.end_mark = ev.end_mark
+            else:  # pragma: no cover - malformed event stream
+                raise YamlLoadError(f"unexpected YAML event {type(ev).__name__}")
+            if not stack:
+                assert root is not None
+                return root
+
+
+def _compose_all(data: bytes) -> list[Node]:
+    if CParser is None:  # pragma: no cover
+        return _EventComposer(data).documents()
+    loader = _Loader(data)
+    nodes: list[Node] = []
+    try:
+        while loader.check_node():
+            nodes.append(loader.get_node())
+    except MarkedYAMLError as e:
+        if "duplicate anchor" in str(e):
+            return _EventComposer(data).documents()
+        raise
+    finally:
+        loader.dispose()
+    return nodes
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def resolve_scalar(tag: str, value: str) -> Any:
+    if tag == _INT_TAG:
+        v = value.replace("_", "")
+        try:
+            sign = -1 if v.startswith("-") else 1
+            body = v.lstrip("+-")
+            if body.startswith(("0x", "0X")):
+                return sign * int(body[2:], 16)
+            if body.startswith(("0o", "0O")):
+                return sign * int(body[2:], 8)
+            if body.startswith(("0b", "0B")):
+                return sign * int(body[2:], 2)
+            return int(v)
+        except ValueError:
+            return value
+    if tag == _FLOAT_TAG:
+        v = value.replace("_", "").lower()
+        if v in (".inf", "+.inf"):
+            return float("inf")
+        if v == "-.inf":
+            return float("-inf")
+        if v == ".nan":
+            return float("nan")
+        try:
+            return float(v)
+        except ValueError:
+            return value
+    if tag == _BOOL_TAG:
+        return value.lower() == "true"
+    if tag == _NULL_TAG:
+        return None
+    return value
+
+
+class _Constructor:
+    def __init__(self) -> None:
+        self.count = 0
+        self.duplicates: list[tuple[str, int, int]] = []
+
+    def build(self, node: Node, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise YamlLoadError(
+                f"document nests deeper than {MAX_DEPTH} levels", node.start_mark.line + 1, node.start_mark.column + 1
+            )
+        self.count += 1
+        if self.count > MAX_NODES_PER_DOCUMENT:
+            raise YamlLoadError(
+                f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes (alias expansion)",
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+            )
+        cls = node.__class__
+        if cls is ScalarNode:
+            tag = node.tag
+            return node.value if tag == _STR_TAG else resolve_scalar(tag, node.value)
+        if cls is SequenceNode:
+            out_l: list[Any] = []
+            for n in node.value:
+                if n.__class__ is ScalarNode and n.tag == _STR_TAG:
+                    self.count += 1
+                    out_l.append(n.value)
+                else:
+                    out_l.append(self.build(n, depth + 1))
+            return out_l
+        if cls is MappingNode:
+            out: dict[Any, Any] = {}
+            merges: list[Any] = []
+            for knode, vnode in node.value:
+                if knode.__class__ is ScalarNode:
+                    ktag = knode.tag
+                    if ktag == _MERGE_TAG:
+                        merges.append(self.build(vnode, depth + 1))
+                        continue
+                    key = knode.value if ktag == _STR_TAG else resolve_scalar(ktag, knode.value)
+                else:
+                    key = str(self.build(knode, depth + 1))
+                if isinstance(key, float) and key != key:
+                    key = "nan"
+                if key in out:
+                    self.duplicates.append((str(key), knode.start_mark.line + 1, knode.start_mark.column + 1))
+                if vnode.__class__ is ScalarNode and vnode.tag == _STR_TAG:
+                    self.count += 2
+                    out[key] = vnode.value
+                else:
+                    self.count += 1
+                    out[key] = self.build(vnode, depth + 1)
+            for m in merges:  # explicit keys win over merged ones
+                for src in m if isinstance(m, list) else [m]:
+                    if isinstance(src, dict):
+                        for k, v in src.items():
+                            out.setdefault(k, v)
+            return out
+        return None  # pragma: no cover
+
+
+@dataclass
+class LoadResult:
+    documents: list[Document]
+    errors: list[YamlLoadError]
+
+
+def load_documents(file: str, data: bytes) -> LoadResult:
+    """Parse every document of ``data``. Errors are collected, never raised."""
+    errors: list[YamlLoadError] = []
+    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return LoadResult([], [YamlLoadError("binary file, not YAML")])
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        return LoadResult([], [YamlLoadError(f"not valid UTF-8 (byte 0x{data[e.start]:02x})", line, 1)])
+    try:
+        nodes = _compose_all(data)
+    except YamlLoadError as e:
+        return LoadResult([], [e])
+    except MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        col = mark.column + 1 if mark is not None else 1
+        msg = " ".join(str(x) for x in (e.context, e.problem) if x)
+        return LoadResult([], [YamlLoadError(msg or "invalid YAML", line, col)])
+    except (YAMLError, RecursionError, ValueError, TypeError) as e:
+        return LoadResult([], [YamlLoadError(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}")])
+    docs: list[Document] = []
+    for i, node in enumerate(nodes):
+        c = _Constructor()
+        try:
+            value = c.build(node)
+        except YamlLoadError as e:
+            errors.append(e)
+            continue
+        except RecursionError:
+            errors.append(YamlLoadError("document nests too deeply", node.start_mark.line + 1, 1))
+            continue
+        for key, line, col in c.duplicates:
+            errors.append(YamlLoadError(f"mapping key {key!r} already defined", line, col))
+        if value is None:
+            continue
+        docs.append(Document(file=file, index=i, line=node.start_mark.line + 1, data=value, node=node))
+    return LoadResult(docs, errors)
+
+
+def load_text(text: str, file: str = "<string>") -> list[Any]:
+    """Convenience for tests and inline YAML (patches): data of every document; raises on error."""
+    res = load_documents(file, text.encode("utf-8"))
+    if res.errors:
+        e = res.errors[0]
+        raise YamlLoadError(e.message, e.line, e.column)
+    return [d.data for d in res.documents]

@@ -1,0 +1,56 @@
+import os
+
+import pytest
+
+from fluxgraph.repofs import PathEscape, RepoFS, join, secure_join
+from fluxgraph.sourceignore import Matcher, default_patterns, read_patterns
+
+
+def test_join_refuses_escapes():
+    assert join("a/b", "../c") == "a/c"
+    assert join("", "./x/") == "x"
+    with pytest.raises(PathEscape):
+        join("a", "../../etc")
+    with pytest.raises(PathEscape):
+        join("a", "/etc/passwd")
+
+
+def test_secure_join_clamps_like_flux():
+    assert secure_join("./clusters/prod") == ("clusters/prod", False)
+    assert secure_join("/clusters/prod") == ("clusters/prod", False)
+    assert secure_join("../../etc") == ("etc", True)
+
+
+def test_symlink_leaving_root_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text("a: 1\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    os.symlink(outside / "secret.yaml", repo / "link.yaml")
+    os.symlink(outside, repo / "linkdir")
+    (repo / "ok.yaml").write_text("b: 2\n")
+    fs = RepoFS(repo)
+    assert fs.read_bytes("ok.yaml") == b"b: 2\n"
+    with pytest.raises(PathEscape):
+        fs.read_bytes("link.yaml")
+    with pytest.raises(PathEscape):
+        fs.read_bytes("linkdir/secret.yaml")
+    assert not fs.is_file("link.yaml")
+    assert fs.escapes("linkdir")
+
+
+def test_default_source_ignore():
+    m = Matcher(default_patterns())
+    assert m.ignored(".github/workflows/ci.yaml", False)
+    assert m.ignored("clusters/prod/.sops.yaml", False)
+    assert m.ignored("docs/img.png", False)
+    assert not m.ignored("clusters/prod/apps.yaml", False)
+
+
+def test_sourceignore_scoped_and_negated():
+    m = Matcher(default_patterns() + read_patterns("*.yaml\n!keep.yaml\n/top/\n", ("apps",)))
+    assert m.ignored("apps/x.yaml", False)
+    assert not m.ignored("apps/keep.yaml", False)
+    assert not m.ignored("infra/x.yaml", False)
+    assert m.ignored("apps/top/a.txt", False)

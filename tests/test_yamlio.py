@@ -1,0 +1,66 @@
+from fluxgraph.yamlio import MAX_DEPTH, load_documents, load_text
+
+
+def test_positions_are_one_based():
+    res = load_documents("f.yaml", b"---\na: 1\nb:\n  - x: yes\n    y: '2'\n")
+    assert not res.errors
+    [doc] = res.documents
+    assert doc.line == 2
+    assert doc.data == {"a": 1, "b": [{"x": "yes", "y": "2"}]}
+    assert doc.position(("b", 0, "y")) == (5, 8)
+    assert doc.position(("missing",)) == (2, 1)
+
+
+def test_yaml_12_core_schema():
+    [d] = load_text("a: yes\nb: 0o17\nc: 1_000\nd: ~\ne: 0x1F\nf: 1e3\ng: on\nh: 2024-01-01\ni: true\n")
+    assert d == {"a": "yes", "b": 15, "c": 1000, "d": None, "e": 31, "f": 1000.0, "g": "on", "h": "2024-01-01", "i": True}
+
+
+def test_duplicate_keys_are_located_errors():
+    res = load_documents("f.yaml", b"a: 1\nb: 2\na: 3\n")
+    assert [(e.message, e.line, e.column) for e in res.errors] == [("mapping key 'a' already defined", 3, 1)]
+
+
+def test_syntax_error_is_located():
+    res = load_documents("f.yaml", b"a: [1, 2\nb: 3\n")
+    assert res.documents == []
+    assert res.errors and res.errors[0].line >= 1
+
+
+def test_redefined_anchor_is_allowed():
+    res = load_documents("f.yaml", b"a: &x 1\nb: *x\nc: &x 2\nd: *x\n")
+    assert not res.errors
+    assert res.documents[0].data == {"a": 1, "b": 1, "c": 2, "d": 2}
+
+
+def test_alias_bomb_is_bounded():
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        prev = f"*a{i - 1}"
+        lines.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
+    res = load_documents("bomb.yaml", "\n".join(lines).encode())
+    assert res.documents == []
+    assert "alias expansion" in res.errors[0].message
+
+
+def test_deep_nesting_is_bounded():
+    n = 20000
+    res = load_documents("deep.yaml", b"a: " + b"[" * n + b"]" * n + b"\n")
+    assert res.documents == []
+    assert str(MAX_DEPTH) in res.errors[0].message
+
+
+def test_binary_and_bad_utf8():
+    assert "binary" in load_documents("b.yaml", b"\x00\x01\x02").errors[0].message
+    err = load_documents("u.yaml", b"a: 1\nb: \xff\n").errors[0]
+    assert "UTF-8" in err.message and err.line == 2
+
+
+def test_empty_documents_are_skipped():
+    res = load_documents("e.yaml", b"---\n# only a comment\n---\na: 1\n---\n")
+    assert [d.data for d in res.documents] == [{"a": 1}]
+
+
+def test_merge_keys():
+    [d] = load_text("base: &b {x: 1, y: 2}\nc:\n  <<: *b\n  y: 3\n")
+    assert d["c"] == {"x": 1, "y": 3}
