@@ -73,3 +73,16 @@ class Problem:
 
 class FluxgraphError(Exception):
     """An input error that stops analysis altogether (exit status 2)."""
+
+
+def as_dict(v: Any) -> dict[str, Any]:
+    """``v`` when it is a mapping, else an empty dict (for tolerant reading of user YAML)."""
+    return v if isinstance(v, dict) else {}
+
+
+def as_list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def as_str(v: Any, default: str = "") -> str:
+    return v if isinstance(v, str) else default

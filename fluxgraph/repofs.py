@@ -66,6 +66,7 @@ class RepoFS:
         self._stat_cache: dict[str, os.stat_result | None] = {}
         self._list_cache: dict[str, list[str]] = {}
         self._bytes_cache: dict[str, bytes] = {}
+        self._inside: dict[str, str] = {}  # rel -> "" (inside) or why it escapes
 
     # -- path handling -------------------------------------------------------------------
     def _abs(self, rel: str) -> str:
@@ -75,13 +76,24 @@ class RepoFS:
         """Refuse symlinks (at any level) whose target leaves the root."""
         if not rel:
             return
-        parent = posixpath.dirname(rel)
-        self._check_inside(parent) if parent else None
-        st = self._lstat(rel)
-        if st is not None and stat.S_ISLNK(st.st_mode):
-            real = os.path.realpath(self._abs(rel))
-            if real != self._root_str and not real.startswith(self._root_str + os.sep):
-                raise PathEscape(f"{rel!r} is a symlink that leaves the repository root")
+        verdict = self._inside.get(rel)
+        if verdict is None:
+            verdict = ""
+            parent = posixpath.dirname(rel)
+            try:
+                if parent:
+                    self._check_inside(parent)
+            except PathEscape as e:
+                verdict = str(e)
+            else:
+                st = self._lstat(rel)
+                if st is not None and stat.S_ISLNK(st.st_mode):
+                    real = os.path.realpath(self._abs(rel))
+                    if real != self._root_str and not real.startswith(self._root_str + os.sep):
+                        verdict = f"{rel!r} is a symlink that leaves the repository root"
+            self._inside[rel] = verdict
+        if verdict:
+            raise PathEscape(verdict)
 
     def _lstat(self, rel: str) -> os.stat_result | None:
         key = "l:" + rel

@@ -80,6 +80,17 @@ class Pattern:
             return None
         return Pattern(domain, negate, dir_only, anchored, tuple(s.split("/")))
 
+    def match_exact(self, path: tuple[str, ...], is_dir: bool) -> bool:
+        """Whether the pattern matches this path itself (not one of its parents)."""
+        if len(path) <= len(self.domain) or path[: len(self.domain)] != self.domain:
+            return False
+        if self.dir_only and not is_dir:
+            return False
+        rel = path[len(self.domain) :]
+        if not self.anchored:
+            return bool(_glob_to_re(self.parts[0]).match(rel[-1]))
+        return bool(_glob_to_re("/".join(self.parts)).match("/".join(rel)))
+
     def match(self, path: tuple[str, ...], is_dir: bool) -> bool:
         if len(path) <= len(self.domain) or path[: len(self.domain)] != self.domain:
             return False
@@ -124,15 +135,29 @@ def read_patterns(text: str, domain: tuple[str, ...] = ()) -> list[Pattern]:
 
 
 class Matcher:
+    """gitignore matching with a per-directory memo: a path inside an ignored directory is
+    ignored (git does not look inside excluded directories), otherwise the last pattern that
+    matches the path itself decides."""
+
     def __init__(self, patterns: list[Pattern]):
         self.patterns = patterns
+        self._memo: dict[tuple[str, bool], bool] = {}
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         if not rel:
             return False
-        path = tuple(rel.split("/"))
-        result = False
-        for p in self.patterns:
-            if p.match(path, is_dir):
-                result = not p.negate
+        key = (rel, is_dir)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if parent and self.ignored(parent, True):
+            result = True
+        else:
+            path = tuple(rel.split("/"))
+            result = False
+            for p in self.patterns:
+                if p.match_exact(path, is_dir):
+                    result = not p.negate
+        self._memo[key] = result
         return result

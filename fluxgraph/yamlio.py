@@ -18,7 +18,7 @@ such files are composed from events in Python).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -26,11 +26,13 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import Resolver
 
 try:  # the C parser; without it ruamel is about 6x slower
-    from _ruamel_yaml import CParser  # type: ignore[import-not-found]
+    from _ruamel_yaml import CParser
 except ImportError:  # pragma: no cover - exercised only on broken installs
     CParser = None
 
 MAX_DEPTH = 256
+# first characters of plain scalars that may resolve to something other than a string
+_MAYBE_TYPED = frozenset("-+.0123456789~nNtTfF<=")
 MAX_NODES_PER_DOCUMENT = 1_000_000
 
 
@@ -53,6 +55,7 @@ class Document:
     line: int
     data: Any
     node: Node | None = None
+    source: str | None = field(default=None, repr=False)  # the whole file's text
 
     def position(self, path: tuple[Any, ...] | list[Any]) -> tuple[int, int]:
         """1-based (line, column) of the value at ``path`` (keys and list indexes).
@@ -79,6 +82,31 @@ class Document:
             best = (node.start_mark.line + 1, node.start_mark.column + 1)
         return best
 
+    def text_position(self, path: tuple[Any, ...] | list[Any], offset: int) -> tuple[int, int]:
+        """1-based (line, column) of character ``offset`` inside the string scalar at ``path``.
+
+        Exact for block scalars (``|``, ``|-``, ``>`` keep one source line per content line
+        for ``|``) and for single-line plain or quoted scalars; otherwise the scalar's start.
+        """
+        node = self.scalar_node(path)
+        if node is None:
+            return self.position(path)
+        start_line, start_col = node.start_mark.line + 1, node.start_mark.column + 1
+        value = node.value if isinstance(node.value, str) else ""
+        offset = max(0, min(offset, len(value)))
+        style = node.style
+        if style == "|":
+            before = value[:offset]
+            line_in = before.count("\n")
+            col_in = offset - (before.rfind("\n") + 1)
+            # content starts on the line after the indicator, at the block's indentation
+            indent = _block_indent(node, self.source)
+            return start_line + 1 + line_in, indent + 1 + col_in
+        if "\n" in value[:offset] or style == ">":
+            return start_line, start_col
+        quote = 1 if style in ("'", '"') else 0
+        return start_line, start_col + quote + offset
+
     def scalar_node(self, path: tuple[Any, ...] | list[Any]) -> ScalarNode | None:
         node = self.node
         for step in path:
@@ -96,13 +124,29 @@ class Document:
         return node if isinstance(node, ScalarNode) else None
 
 
+def _block_indent(node: ScalarNode, source: str | None) -> int:
+    """Indentation (0-based columns) of a block scalar's content, read from the file text."""
+    mark = node.start_mark
+    if source is not None:
+        for ln in source.splitlines()[mark.line + 1 : mark.line + 50]:
+            if ln.strip():
+                return len(ln) - len(ln.lstrip(" "))
+    return mark.column
+
+
 if CParser is not None:
 
-    class _Loader(CParser, Resolver):  # type: ignore[misc,valid-type]
+    class _Loader(CParser, Resolver):
         def __init__(self, stream: bytes | str):
             CParser.__init__(self, stream)
             self._parser = self._composer = self
             Resolver.__init__(self, loadumper=self)
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            # fast path: most plain scalars are words, which resolve to str in YAML 1.2
+            if kind is ScalarNode and implicit[0] and value and value[0] not in _MAYBE_TYPED:
+                return "tag:yaml.org,2002:str"
+            return Resolver.resolve(self, kind, value, implicit)
 
 
 class _EventComposer:
@@ -115,7 +159,7 @@ class _EventComposer:
             from ruamel.yaml.main import YAML
 
             y = YAML(typ="safe", pure=True)
-            self.p = y.parser  # type: ignore[assignment]
+            self.p = y.parser
         self.anchors: dict[str, Node] = {}
 
     def documents(self) -> list[Node]:
@@ -173,7 +217,7 @@ class _EventComposer:
                 tag = ev.tag
                 if tag is None or tag == "!":
                     tag = p.resolve(ScalarNode, ev.value, ev.implicit)
-                n = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
+                n: Node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -262,6 +306,16 @@ def resolve_scalar(tag: str, value: str) -> Any:
     return value
 
 
+def _tag(node: Node) -> str:
+    """The resolved tag without ruamel's per-node URI decoding (``Node.tag`` is slow)."""
+    t = node.ctag
+    if t is None:
+        return ""
+    if t.handle is None:
+        return t.suffix or ""
+    return str(t)
+
+
 class _Constructor:
     def __init__(self) -> None:
         self.count = 0
@@ -281,12 +335,12 @@ class _Constructor:
             )
         cls = node.__class__
         if cls is ScalarNode:
-            tag = node.tag
-            return node.value if tag == _STR_TAG else resolve_scalar(tag, node.value)
+            tag = _tag(node)
+            return node.value if tag == _STR_TAG else resolve_scalar(tag or "", node.value)
         if cls is SequenceNode:
             out_l: list[Any] = []
             for n in node.value:
-                if n.__class__ is ScalarNode and n.tag == _STR_TAG:
+                if n.__class__ is ScalarNode and _tag(n) == _STR_TAG:
                     self.count += 1
                     out_l.append(n.value)
                 else:
@@ -297,18 +351,18 @@ class _Constructor:
             merges: list[Any] = []
             for knode, vnode in node.value:
                 if knode.__class__ is ScalarNode:
-                    ktag = knode.tag
+                    ktag = _tag(knode)
                     if ktag == _MERGE_TAG:
                         merges.append(self.build(vnode, depth + 1))
                         continue
-                    key = knode.value if ktag == _STR_TAG else resolve_scalar(ktag, knode.value)
+                    key = knode.value if ktag == _STR_TAG else resolve_scalar(ktag or "", knode.value)
                 else:
                     key = str(self.build(knode, depth + 1))
                 if isinstance(key, float) and key != key:
                     key = "nan"
                 if key in out:
                     self.duplicates.append((str(key), knode.start_mark.line + 1, knode.start_mark.column + 1))
-                if vnode.__class__ is ScalarNode and vnode.tag == _STR_TAG:
+                if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
                     self.count += 2
                     out[key] = vnode.value
                 else:
@@ -337,7 +391,7 @@ def load_documents(file: str, data: bytes) -> LoadResult:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        data.decode("utf-8")
+        source = data.decode("utf-8")  # validates before the C parser sees it
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         return LoadResult([], [YamlLoadError(f"not valid UTF-8 (byte 0x{data[e.start]:02x})", line, 1)])
@@ -368,7 +422,7 @@ def load_documents(file: str, data: bytes) -> LoadResult:
             errors.append(YamlLoadError(f"mapping key {key!r} already defined", line, col))
         if value is None:
             continue
-        docs.append(Document(file=file, index=i, line=node.start_mark.line + 1, data=value, node=node))
+        docs.append(Document(file=file, index=i, line=node.start_mark.line + 1, data=value, node=node, source=source))
     return LoadResult(docs, errors)
 
 

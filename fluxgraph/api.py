@@ -1,0 +1,147 @@
+"""The library entry point: ``load()`` a repository into cluster models.
+
+The CLI is a thin layer over this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fluxgraph import flux
+from fluxgraph.cluster import ClusterModel, ClusterWalker, SourceNode
+from fluxgraph.discovery import ClusterRoot, discover
+from fluxgraph.kustomize.build import Builder, FileCache
+from fluxgraph.kustomize.resource import Origin, Resource
+from fluxgraph.model import FluxgraphError, Location, Problem
+from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel
+from fluxgraph.sourceignore import Matcher, default_patterns, read_patterns
+
+LATEST_FLUX = "2.9"
+
+
+@dataclass
+class Repository:
+    root: Path
+    clusters: list[ClusterModel]
+    problems: list[Problem] = field(default_factory=list)
+
+
+def flux_is_strict(version: str | None) -> bool:
+    """Strict postBuild substitution is the default from Flux 2.9 (kustomize-controller v1.9,
+    feature gate StrictPostBuildSubstitutions, KC#1671)."""
+    if not version:
+        return True
+    try:
+        parts = [int(x) for x in version.lstrip("v").split(".")[:2]]
+    except ValueError:
+        raise FluxgraphError(f"--flux-version {version!r} is not a version like 2.9") from None
+    major, minor = (parts + [0])[:2]
+    return (major, minor) >= (2, 9)
+
+
+def _ignore_matcher(fs: RepoFS) -> Matcher:
+    patterns = default_patterns()
+    for f in fs.walk_files(""):
+        if f.endswith(".sourceignore"):
+            try:
+                text = fs.read_bytes(f).decode("utf-8", "replace")
+            except (OSError, PathEscape):
+                continue
+            d = f.rsplit("/", 1)[0] if "/" in f else ""
+            patterns.extend(read_patterns(text, tuple(d.split("/")) if d else ()))
+    return Matcher(patterns)
+
+
+def _root_spec(root: ClusterRoot, problems: list[Problem]) -> flux.FluxKustomization:
+    if root.root_doc is not None and root.location is not None:
+        res = Resource(root.root_doc, Origin(root.location.file, root.location.line))
+        spec = flux.parse_kustomization(res, problems, default_namespace="flux-system")
+        if spec is not None:
+            return spec
+    data = {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": root.name, "namespace": root.namespace},
+        "spec": {
+            "interval": "10m",
+            "path": "./" + (root.dir[len(root.repo_base) :].lstrip("/") if root.repo_base else root.dir),
+            "prune": True,
+            "sourceRef": {"kind": root.source_kind, "name": root.source_name, "namespace": root.namespace},
+        },
+    }
+    loc = root.location or Location(root.dir or ".")
+    res = Resource(data, Origin(loc.file, loc.line))
+    spec = flux.parse_kustomization(res, problems)
+    assert spec is not None
+    return spec
+
+
+def load(
+    path: str | Path,
+    *,
+    cluster: str | None = None,
+    env: str | None = None,
+    flux_version: str | None = None,
+    strict: bool | None = None,
+    extra_vars: dict[str, str] | None = None,
+) -> Repository:
+    """Build the reconcile model of every cluster in the repository at ``path``.
+
+    ``cluster`` is the repo-relative directory of a cluster's root Kustomization; ``env`` is
+    shorthand for ``clusters/<env>``. Raises FluxgraphError when nothing can be analysed.
+    """
+    root_path = Path(path)
+    if not root_path.exists():
+        raise FluxgraphError(f"{path}: no such directory")
+    if not root_path.is_dir():
+        raise FluxgraphError(f"{path}: not a directory")
+    fs = RepoFS(root_path)
+    cache = FileCache(fs, _ignore_matcher(fs))
+    builder = Builder(cache)
+    is_strict = strict if strict is not None else flux_is_strict(flux_version)
+    problems: list[Problem] = []
+
+    if env is not None and cluster is not None:
+        raise FluxgraphError("give either --cluster or --env, not both")
+    if env is not None:
+        cluster = f"clusters/{env}"
+    discovered = discover(cache)
+    if cluster is not None:
+        try:
+            cdir = norm_rel(join("", cluster.strip()))
+        except PathEscape as e:
+            raise FluxgraphError(f"--cluster {cluster}: {e}") from None
+        if not cache.is_dir(cdir):
+            raise FluxgraphError(f"{cluster}: no such cluster directory in {path}")
+        match = [r for r in discovered if r.dir == cdir]
+        roots = match or [ClusterRoot(dir=cdir, location=Location(cdir), how="--cluster")]
+    else:
+        roots = discovered
+    if not roots:
+        raise FluxgraphError(
+            f"{path}: no Flux cluster found (looked for flux-system/gotk-sync.yaml, FluxInstance sync paths, "
+            "self-applying root Kustomizations and clusters/<name> directories); name one with --cluster DIR"
+        )
+
+    clusters: list[tuple[ClusterRoot, ClusterModel]] = []
+    for root in roots:
+        root_problems: list[Problem] = []
+        spec = _root_spec(root, root_problems)
+        model = ClusterModel(name=root.dir or ".", root_dir=root.dir, root_id=spec.id, strict=is_strict, discovered_by=root.how)
+        model.problems.extend(root_problems)
+        sref = spec.source_ref or flux.SourceRef(root.source_kind, root.source_name, root.namespace)
+        src = SourceNode(sref.kind, sref.namespace, sref.name, root.url, repo_base=root.repo_base, location=root.location, synthesized=True)
+        ClusterWalker(builder, model, spec, src, extra_vars=extra_vars).run()
+        clusters.append((root, model))
+    # a root found by a layout heuristic that another cluster builds is part of that cluster
+    built = {
+        id(m): {ks.build_dir for ks in m.kustomizations.values() if ks.build_dir is not None and ks.parent is not None}
+        for _, m in clusters
+    }
+    kept = [
+        m
+        for r, m in clusters
+        if not (r.weak and cluster is None and any(r.dir in built[id(o)] for _, o in clusters if o is not m))
+    ]
+    return Repository(root=fs.root, clusters=sorted(kept, key=lambda c: c.root_dir), problems=problems)

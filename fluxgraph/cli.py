@@ -1,0 +1,197 @@
+"""The ``fluxgraph`` command: a thin click layer over ``fluxgraph.api``.
+
+Exit status: 0 success (no findings at or above the threshold), 1 findings, 2 usage or input
+error. Reports go to stdout (or ``--output``), diagnostics to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from fluxgraph import __version__
+from fluxgraph.api import load
+from fluxgraph.export import to_json, to_text
+from fluxgraph.model import FluxgraphError
+
+cluster_option = click.option("--cluster", "cluster", metavar="DIR", help="Path (relative to PATH) of the cluster's root Kustomization.")
+env_option = click.option("--env", "env", metavar="NAME", help="Shorthand for --cluster clusters/NAME.")
+flux_version_option = click.option(
+    "--flux-version", metavar="X.Y", default=None, help="Flux version to model (strict substitution from 2.9; default: latest)."
+)
+strict_option = click.option("--strict/--no-strict", default=None, help="Force strict postBuild substitution on or off.")
+
+
+def _parse_vars(pairs: tuple[str, ...], files: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in files:
+        try:
+            with open(f, encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    line = line.strip()
+                    if not line or line.startswith("#"):
+                        continue
+                    if "=" not in line:
+                        raise click.BadParameter(f"{f}:{n}: expected KEY=VALUE", param_hint="--substitute-from")
+                    k, v = line.split("=", 1)
+                    out[k.strip()] = v
+        except OSError as e:
+            raise click.BadParameter(f"{f}: {e.strerror}", param_hint="--substitute-from") from None
+    for p in pairs:
+        if "=" not in p:
+            raise click.BadParameter(f"{p!r}: expected KEY=VALUE", param_hint="--substitute")
+        k, v = p.split("=", 1)
+        out[k] = v
+    return out
+
+
+def substitute_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option(
+        "--substitute-from", "substitute_from", multiple=True, metavar="FILE", help="KEY=VALUE file of variables that only exist in the cluster."
+    )(f)
+    f = click.option("--substitute", "substitute", multiple=True, metavar="KEY=VALUE", help="A variable that only exists in the cluster.")(f)
+    return f
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"fluxgraph: error: {msg}", err=True)
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="fluxgraph")
+def main() -> None:
+    """Static analyzer for Flux CD GitOps repositories."""
+
+
+@main.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@cluster_option
+@env_option
+@flux_version_option
+@strict_option
+@substitute_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
+def graph(
+    path: str,
+    cluster: str | None,
+    env: str | None,
+    flux_version: str | None,
+    strict: bool | None,
+    substitute: tuple[str, ...],
+    substitute_from: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+) -> None:
+    """Build the reconcile graph of PATH's clusters and print it."""
+    try:
+        repo = load(
+            path,
+            cluster=cluster,
+            env=env,
+            flux_version=flux_version,
+            strict=strict,
+            extra_vars=_parse_vars(substitute, substitute_from),
+        )
+    except FluxgraphError as e:
+        _fail(str(e))
+        return
+    text = json.dumps(to_json(repo.clusters), indent=2, sort_keys=False) + "\n" if fmt == "json" else to_text(repo.clusters)
+    _emit(text, output)
+
+
+@main.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@cluster_option
+@env_option
+@flux_version_option
+@strict_option
+@substitute_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"]),
+    default="error",
+    show_default=True,
+    help="Lowest severity that makes the exit status 1.",
+)
+@click.option("--enable", "enable", multiple=True, metavar="RULE", help="Run only these rules (repeatable).")
+@click.option("--disable", "disable", multiple=True, metavar="RULE", help="Do not run these rules (repeatable).")
+def check(
+    path: str,
+    cluster: str | None,
+    env: str | None,
+    flux_version: str | None,
+    strict: bool | None,
+    substitute: tuple[str, ...],
+    substitute_from: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    fail_on: str,
+    enable: tuple[str, ...],
+    disable: tuple[str, ...],
+) -> None:
+    """Check PATH for Flux hazards. Exit 0: none at or above --fail-on; 1: found; 2: error."""
+    from fluxgraph.engine import analyze
+    from fluxgraph.findings import Severity
+    from fluxgraph.render import FORMATS
+
+    try:
+        report = analyze(
+            path,
+            cluster=cluster,
+            env=env,
+            flux_version=flux_version,
+            strict=strict,
+            extra_vars=_parse_vars(substitute, substitute_from),
+            enabled=set(enable) or None,
+            disabled=set(disable),
+        )
+    except FluxgraphError as e:
+        _fail(str(e))
+        return
+    color = output is None and sys.stdout.isatty()
+    _emit(FORMATS[fmt](report, color), output)
+    sys.exit(report.exit_code(Severity(fail_on)))
+
+
+@main.command("rules")
+@click.argument("rule_id", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+def rules_cmd(rule_id: str | None, fmt: str) -> None:
+    """List the rules, or print one rule's documentation."""
+    from fluxgraph.catalog import load_catalog
+
+    catalog = load_catalog()
+    if rule_id:
+        spec = catalog.get(rule_id)
+        if spec is None:
+            _fail(f"unknown rule {rule_id!r} (see `fluxgraph rules`)")
+            return
+        click.echo(f"# {spec.id}\n\n{spec.severity.value} · {', '.join(spec.tags)}\n\n{spec.summary}\n\n{spec.body}", nl=False)
+        return
+    if fmt == "markdown":
+        click.echo("| rule | severity | summary |\n|---|---|---|")
+        for spec in catalog.values():
+            click.echo(f"| [{spec.id}]({spec.id}.md) | {spec.severity.value} | {spec.summary} |")
+        return
+    width = max((len(r) for r in catalog), default=10)
+    for spec in catalog.values():
+        click.echo(f"{spec.id:<{width}}  {spec.severity.value:<7}  {spec.summary}")
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            _fail(f"cannot write {output}: {e.strerror}")
+    else:
+        click.echo(text, nl=False)

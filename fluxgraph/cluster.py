@@ -1,0 +1,645 @@
+"""The reconcile model of one cluster: what Flux would apply, from the repository alone.
+
+Starting at the cluster's root Kustomization, every Flux Kustomization is built as
+kustomize-controller builds it (``fluxgraph.kustomize.build`` with the Flux spec written into
+the kustomization, then postBuild substitution, then ``commonMetadata``), and the objects it
+applies are walked for more Kustomizations, HelmReleases and sources.
+
+Ordering matters only for substitution: a Kustomization whose ``substituteFrom`` names a
+ConfigMap/Secret that another Kustomization applies is built after the others, so that the
+values are known (Flux reads them from the live cluster; the repo is the best static stand-in).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from fluxgraph import envsubst, flux, substitution
+from fluxgraph.flux import FluxHelmRelease, FluxKustomization, NamedRef, SourceRef, SubstituteFrom
+from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file
+from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource
+from fluxgraph.model import Location, ObjRef, Problem, as_dict
+from fluxgraph.repofs import norm_rel, secure_join
+
+UNKNOWN = envsubst.UNKNOWN
+ROOT_SOURCE_KINDS = ("GitRepository", "OCIRepository", "Bucket", "ExternalArtifact")
+
+
+class OpenVariables(dict[str, Any]):
+    """Variables of a Kustomization whose substituteFrom names an object that is not in the
+    repository: any name not known here may be defined there, so its value is UNKNOWN."""
+
+    def __missing__(self, key: str) -> Any:
+        return UNKNOWN
+
+
+@dataclass
+class AppliedObject:
+    resource: Resource
+    owner: str  # id of the Kustomization that applies it
+    ref: ObjRef  # Flux's identity (cluster-scoped kinds have no namespace)
+    raw: dict[str, Any] | None = None  # the object before substitution, when substitution changed it
+    substitution: str = "none"  # none | applied | disabled | skipped
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.resource.data
+
+    @property
+    def location(self) -> Location:
+        return self.resource.origin.location
+
+    @property
+    def pre_substitution(self) -> dict[str, Any]:
+        return self.raw if self.raw is not None else self.resource.data
+
+
+@dataclass
+class SourceNode:
+    kind: str
+    namespace: str
+    name: str
+    url: str | None = None
+    repo_base: str | None = None  # repo-relative root when the source is this repository
+    path_map: tuple[tuple[str, str], ...] = ()  # ExternalArtifact: (artifact prefix, repo prefix)
+    location: Location | None = None
+    owner: str | None = None
+    synthesized: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+    @property
+    def in_repo(self) -> bool:
+        return self.repo_base is not None or bool(self.path_map)
+
+    def resolve(self, path: str) -> tuple[str | None, bool]:
+        """Map a Kustomization ``spec.path`` to a repo-relative directory (securejoin)."""
+        rel, climbed = secure_join(path)
+        if self.path_map:
+            for art, repo in sorted(self.path_map, key=lambda m: -len(m[0])):
+                if art == "" or rel == art or rel.startswith(art + "/"):
+                    rest = rel[len(art) :].lstrip("/") if art else rel
+                    return norm_rel(f"{repo}/{rest}" if repo else rest), climbed
+            return None, climbed
+        if self.repo_base is None:
+            return None, climbed
+        return norm_rel(f"{self.repo_base}/{rel}" if self.repo_base else rel), climbed
+
+
+@dataclass
+class KustomizationNode:
+    spec: FluxKustomization
+    parent: str | None
+    declared_at: Location | None
+    status: str = "pending"  # built | failed | external | missing-source | missing-path | suspended-not-built
+    build_dir: str | None = None
+    source_id: str | None = None
+    objects: list[AppliedObject] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    incomplete: bool = False
+    files: set[str] = field(default_factory=set)
+    variables: dict[str, Any] = field(default_factory=dict)
+    variable_origin: dict[str, str] = field(default_factory=dict)
+    missing_substitute_from: list[SubstituteFrom] = field(default_factory=list)
+    substitution_errors: list[tuple[AppliedObject, tuple[Any, ...], Exception]] = field(default_factory=list)
+    substituted: bool = False
+    other_declarations: list[tuple[str, Location]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+@dataclass
+class HelmReleaseNode:
+    spec: FluxHelmRelease
+    owner: str
+    obj: AppliedObject
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+@dataclass
+class ClusterModel:
+    name: str
+    root_dir: str
+    root_id: str
+    strict: bool = True
+    kustomizations: dict[str, KustomizationNode] = field(default_factory=dict)
+    helm_releases: dict[str, HelmReleaseNode] = field(default_factory=dict)
+    sources: dict[str, SourceNode] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    discovered_by: str = ""
+    _graph: nx.DiGraph | None = field(default=None, repr=False)
+
+    def objects(self) -> Iterable[AppliedObject]:
+        for ks in self.kustomizations.values():
+            yield from ks.objects
+
+    def find_objects(self, kind: str, namespace: str, name: str) -> list[AppliedObject]:
+        return [o for o in self.objects() if o.ref.kind == kind and o.ref.namespace == namespace and o.ref.name == name]
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        if self._graph is None:
+            self._graph = build_graph(self)
+        return self._graph
+
+    def ancestors(self, ks_id: str) -> list[str]:
+        chain = []
+        cur = self.kustomizations.get(ks_id)
+        seen = set()
+        while cur is not None and cur.parent and cur.parent not in seen:
+            seen.add(cur.parent)
+            chain.append(cur.parent)
+            cur = self.kustomizations.get(cur.parent)
+        return chain
+
+
+def build_graph(model: ClusterModel) -> nx.DiGraph:
+    """Nodes: ``ks:<ns>/<name>``, ``hr:<ns>/<name>``, ``src:<Kind>/<ns>/<name>``,
+    ``obj:<Kind>/<ns>/<name>``. Edge ``kind`` attribute: applies, dependsOn, sourceRef,
+    substituteFrom, valuesFrom, chartSource."""
+    g = nx.DiGraph()
+    for ks in model.kustomizations.values():
+        g.add_node(f"ks:{ks.id}", type="Kustomization", id=ks.id)
+    for src in model.sources.values():
+        g.add_node(f"src:{src.id}", type="Source", id=src.id)
+    for ks in model.kustomizations.values():
+        n = f"ks:{ks.id}"
+        if ks.parent:
+            g.add_edge(f"ks:{ks.parent}", n, kind="applies")
+        for dep in ks.spec.depends_on:
+            g.add_edge(n, f"ks:{dep}", kind="dependsOn")
+        if ks.spec.source_ref is not None:
+            g.add_edge(n, f"src:{ks.spec.source_ref.id}", kind="sourceRef")
+        for obj in ks.objects:
+            on = f"obj:{obj.ref.key}"
+            if not g.has_node(on):
+                g.add_node(on, type="Object", id=obj.ref.key)
+            g.add_edge(n, on, kind="applies")
+        if ks.spec.post_build is not None:
+            for sf in ks.spec.post_build.substitute_from:
+                on = f"obj:{sf.kind}/{ks.spec.namespace}/{sf.name}"
+                if not g.has_node(on):
+                    g.add_node(on, type="Object", id=on[4:], missing=True)
+                g.add_edge(n, on, kind="substituteFrom")
+    for hr in model.helm_releases.values():
+        n = f"hr:{hr.id}"
+        g.add_node(n, type="HelmRelease", id=hr.id)
+        g.add_edge(f"ks:{hr.owner}", n, kind="applies")
+        for dep in hr.spec.depends_on:
+            g.add_edge(n, f"hr:{dep}", kind="dependsOn")
+        if hr.spec.chart_source is not None:
+            g.add_edge(n, f"src:{hr.spec.chart_source.id}", kind="chartSource")
+        for kind, name, _opt in hr.spec.values_from:
+            on = f"obj:{kind}/{hr.spec.namespace}/{name}"
+            if not g.has_node(on):
+                g.add_node(on, type="Object", id=on[4:], missing=True)
+            g.add_edge(n, on, kind="valuesFrom")
+    return g
+
+
+def _normalize_url(url: str | None) -> str | None:
+    if not url:
+        return None
+    u = url.strip().rstrip("/")
+    if u.endswith(".git"):
+        u = u[:-4]
+    for prefix in ("https://", "http://", "ssh://", "oci://", "git@"):
+        if u.startswith(prefix):
+            u = u[len(prefix) :]
+    u = u.replace(":", "/", 1) if "/" in u and ":" in u.split("/")[0] else u
+    if u.startswith("git@"):
+        u = u[4:]
+    return u.lower()
+
+
+def is_cluster_scoped(kind: str, scoped_crds: dict[str, bool]) -> bool:
+    if kind in scoped_crds:
+        return scoped_crds[kind]
+    if kind in CLUSTER_SCOPED_KINDS:
+        return True
+    return kind.startswith("Cluster") and kind not in ("ClusterIP",)
+
+
+class ClusterWalker:
+    def __init__(
+        self,
+        builder: Builder,
+        model: ClusterModel,
+        root: FluxKustomization,
+        root_source: SourceNode,
+        *,
+        extra_vars: dict[str, str] | None = None,
+    ):
+        self.builder = builder
+        self.model = model
+        self.root = root
+        self.extra_vars = extra_vars or {}
+        self.model.sources[root_source.id] = root_source
+        self.root_url = _normalize_url(root_source.url)
+        self.index: dict[tuple[str, str, str], AppliedObject] = {}  # (kind, ns, name) -> object
+        self.scoped_crds: dict[str, bool] = {}
+
+    # -- the walk -----------------------------------------------------------------------
+    def run(self) -> ClusterModel:
+        root_node = KustomizationNode(self.root, None, self.root.location)
+        self.model.kustomizations[self.root.id] = root_node
+        queue: list[KustomizationNode] = [root_node]
+        deferred: list[KustomizationNode] = []
+        forced = False
+        rounds = 0
+        while queue or deferred:
+            if not queue:
+                queue, deferred = deferred, []
+                forced = True
+                rounds += 1
+                if rounds > 3:
+                    forced = True
+            node = queue.pop(0)
+            if not forced and self._should_defer(node):
+                deferred.append(node)
+                continue
+            self._reconcile(node, queue)
+        self._link_sources()
+        return self.model
+
+    def _should_defer(self, node: KustomizationNode) -> bool:
+        if node.spec.source_ref is not None and node.spec.source_ref.id not in self.model.sources:
+            return True
+        pb = node.spec.post_build
+        if pb is None:
+            return False
+        return any((sf.kind, node.spec.namespace, sf.name) not in self.index for sf in pb.substitute_from)
+
+    def _reconcile(self, node: KustomizationNode, queue: list[KustomizationNode]) -> None:
+        spec = node.spec
+        sref = spec.source_ref
+        if sref is None:
+            node.status = "missing-source"
+            return
+        node.source_id = sref.id
+        src = self.model.sources.get(sref.id)
+        if src is None:
+            node.status = "missing-source"
+            return
+        if not src.in_repo:
+            node.status = "external"
+            node.incomplete = True
+            node.problems.append(
+                Problem(
+                    "not-evaluated-source",
+                    f"Kustomization {spec.id} builds from {src.id}, which is not this repository; its objects are not analysed",
+                    spec.location,
+                    not_evaluated=True,
+                    kustomization=spec.id,
+                )
+            )
+            return
+        build_dir, climbed = src.resolve(spec.path)
+        if climbed:
+            node.problems.append(
+                Problem(
+                    "path-escape",
+                    f"spec.path {spec.path!r} of Kustomization {spec.id} climbs above the source root; Flux clamps it to {build_dir or '.'!r}",
+                    spec.location,
+                    kustomization=spec.id,
+                )
+            )
+        if build_dir is None:
+            node.status = "missing-path"
+            node.problems.append(
+                Problem("missing-path", f"spec.path {spec.path!r} of {spec.id} is outside what {src.id} copies", spec.location, kustomization=spec.id)
+            )
+            return
+        node.build_dir = build_dir
+        cache = self.builder.cache
+        if not cache.is_dir(build_dir):
+            node.status = "missing-path"
+            what = "is a file, not a directory" if cache.is_file(build_dir) else "does not exist"
+            node.problems.append(
+                Problem(
+                    "missing-path",
+                    f"spec.path {spec.path!r} of Kustomization {spec.id} {what} in {src.id} (kustomization path not found)",
+                    spec.location,
+                    kustomization=spec.id,
+                )
+            )
+            return
+        result = self.builder.build(build_dir, _flux_overlay(spec) if _needs_overlay(spec) else None)
+        node.files = result.files
+        node.incomplete = result.incomplete
+        for p in result.problems:
+            node.problems.append(_with_ks(p, spec.id))
+        if result.failed:
+            node.status = "failed"
+            return
+        node.status = "built"
+        self._apply(node, result, queue)
+
+    # -- post-build: substitution, identities, children -----------------------------------
+    def _apply(self, node: KustomizationNode, result: BuildResult, queue: list[KustomizationNode]) -> None:
+        spec = node.spec
+        pb = spec.post_build
+        variables: dict[str, Any] = {}
+        if pb is not None:
+            variables = self._variables(node, pb)
+        do_subst = pb is not None and (bool(variables) or isinstance(variables, OpenVariables) or pb.strategy == "Always")
+        node.substituted = do_subst
+        common = spec.common_metadata or {}
+        for r in result.resources:
+            obj = AppliedObject(r, spec.id, r.ref)
+            if do_subst:
+                if substitution.substitution_disabled(r.data):
+                    obj.substitution = "disabled"
+                else:
+                    sres = substitution.apply(r.data, variables, strict=self.model.strict)
+                    for path, err in sres.errors:
+                        node.substitution_errors.append((obj, path, err))
+                    if sres.changed:
+                        obj.raw = r.data
+                        r.data = sres.data
+                    obj.substitution = "applied"
+            elif pb is not None:
+                obj.substitution = "skipped"
+            if common:
+                _apply_common_metadata(r.data, common)
+            obj.ref = self._flux_ref(r)
+            node.objects.append(obj)
+        for obj in node.objects:
+            if obj.ref.kind == "CustomResourceDefinition":
+                self._learn_crd(obj)
+        for obj in node.objects:
+            self.index.setdefault((obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
+            self._visit(node, obj, queue)
+
+    def _flux_ref(self, r: Resource) -> ObjRef:
+        ns = r.namespace
+        if ns and is_cluster_scoped(r.kind, self.scoped_crds):
+            ns = ""
+        return ObjRef(r.kind, ns, r.name, r.group)
+
+    def _learn_crd(self, obj: AppliedObject) -> None:
+        spec = obj.data.get("spec")
+        if isinstance(spec, dict) and isinstance(spec.get("names"), dict):
+            kind = spec["names"].get("kind")
+            if isinstance(kind, str):
+                self.scoped_crds[kind] = spec.get("scope") == "Cluster"
+
+    def _variables(self, node: KustomizationNode, pb: flux.PostBuild) -> dict[str, Any]:
+        """substituteFrom in order (later wins), then inline substitute (wins over all)."""
+        variables: dict[str, Any] = {}
+        origin: dict[str, str] = {}
+        ns = node.spec.namespace
+        for sf in pb.substitute_from:
+            obj = self.index.get((sf.kind, ns, sf.name))
+            if obj is None:
+                node.missing_substitute_from.append(sf)
+                for k, v in self.extra_vars.items():
+                    variables[k] = v
+                    origin[k] = "command line"
+                continue
+            for k, v in _object_values(obj).items():
+                variables[k] = v
+                origin[k] = f"{sf.kind}/{ns}/{sf.name}"
+        for k, v in pb.substitute:
+            variables[k] = v
+            origin[k] = "substitute"
+        if node.missing_substitute_from and not self.extra_vars:
+            # a source that only exists in the cluster may define any variable
+            variables = OpenVariables(variables)
+        for k, v in list(variables.items()):
+            if isinstance(v, str) and "\n" in v:
+                variables[k] = v.replace("\n", "")
+        node.variables = variables
+        node.variable_origin = origin
+        return variables
+
+    def _visit(self, node: KustomizationNode, obj: AppliedObject, queue: list[KustomizationNode]) -> None:
+        r = obj.resource
+        group = r.group
+        if group == flux.KUSTOMIZE_GROUP and r.kind == "Kustomization":
+            problems: list[Problem] = []
+            child = flux.parse_kustomization(r, problems)
+            node.problems.extend(_with_ks(p, node.id) for p in problems)
+            if child is None:
+                return
+            existing = self.model.kustomizations.get(child.id)
+            if existing is not None:
+                if existing.parent is None and child.id == self.root.id:
+                    existing.other_declarations.append((node.id, r.origin.location))
+                    if existing.declared_at is None or existing.spec.location.file.endswith("<synthesized>"):
+                        existing.declared_at = r.origin.location
+                else:
+                    existing.other_declarations.append((node.id, r.origin.location))
+                return
+            child_node = KustomizationNode(child, node.id, r.origin.location)
+            self.model.kustomizations[child.id] = child_node
+            queue.append(child_node)
+        elif group == flux.HELM_GROUP and r.kind == "HelmRelease":
+            problems = []
+            hr = flux.parse_helmrelease(r, problems)
+            node.problems.extend(_with_ks(p, node.id) for p in problems)
+            if hr is not None and hr.id not in self.model.helm_releases:
+                self.model.helm_releases[hr.id] = HelmReleaseNode(hr, node.id, obj)
+        elif group in (flux.SOURCE_GROUP, flux.SOURCE_EXT_GROUP) or r.kind in flux.SOURCE_KINDS:
+            self._source(node, obj)
+
+    def _source(self, node: KustomizationNode, obj: AppliedObject) -> None:
+        r = obj.resource
+        spec = as_dict(r.data.get("spec"))
+        if r.kind == "ArtifactGenerator":
+            self._artifact_generator(node, obj, spec)
+            return
+        if r.kind not in flux.SOURCE_KINDS:
+            return
+        sid = f"{r.kind}/{r.namespace}/{r.name}"
+        existing = self.model.sources.get(sid)
+        if existing is not None:
+            if existing.synthesized:
+                existing.location = r.origin.location
+                existing.owner = node.id
+                existing.synthesized = False
+                existing.url = existing.url or (spec.get("url") if isinstance(spec.get("url"), str) else None)
+            return
+        url = spec.get("url") if isinstance(spec.get("url"), str) else None
+        src = SourceNode(r.kind, r.namespace, r.name, url, location=r.origin.location, owner=node.id)
+        if r.kind in ("GitRepository", "OCIRepository", "Bucket") and url and _normalize_url(url) == self.root_url:
+            root_src = self.model.sources.get(self.root.source_ref.id) if self.root.source_ref else None
+            src.repo_base = root_src.repo_base if root_src is not None and root_src.repo_base is not None else ""
+        self.model.sources[sid] = src
+
+    def _artifact_generator(self, node: KustomizationNode, obj: AppliedObject, spec: dict[str, Any]) -> None:
+        """ArtifactGenerator (source-watcher): ``copy`` from an in-repo source into an
+        ExternalArtifact; resolvable where it copies ``@alias/<dir>/**`` to ``@artifact/<dir>/``."""
+        r = obj.resource
+        aliases: dict[str, str] = {}
+        for s in spec.get("sources") or []:
+            if isinstance(s, dict) and isinstance(s.get("alias"), str) and isinstance(s.get("name"), str):
+                kind = s.get("kind") if isinstance(s.get("kind"), str) else "GitRepository"
+                ns = s.get("namespace") if isinstance(s.get("namespace"), str) else r.namespace
+                aliases[s["alias"]] = f"{kind}/{ns}/{s['name']}"
+        for art in spec.get("artifacts") or []:
+            if not isinstance(art, dict) or not isinstance(art.get("name"), str):
+                continue
+            mapping: list[tuple[str, str]] = []
+            resolvable = True
+            for c in art.get("copy") or []:
+                if not isinstance(c, dict):
+                    continue
+                frm, to = str(c.get("from", "")), str(c.get("to", ""))
+                if not frm.startswith("@") or not to.startswith("@artifact"):
+                    resolvable = False
+                    continue
+                alias, _, rest = frm[1:].partition("/")
+                src = self.model.sources.get(aliases.get(alias, ""))
+                if src is None or src.repo_base is None:
+                    resolvable = False
+                    continue
+                rest = rest.removesuffix("/**").removesuffix("**").rstrip("/")
+                if any(ch in rest for ch in "*?["):
+                    resolvable = False
+                    continue
+                dest = to[len("@artifact") :].strip("/")
+                mapping.append((dest, norm_rel(f"{src.repo_base}/{rest}" if src.repo_base else rest)))
+            sid = f"ExternalArtifact/{r.namespace}/{art['name']}"
+            if sid not in self.model.sources:
+                self.model.sources[sid] = SourceNode(
+                    "ExternalArtifact",
+                    r.namespace,
+                    art["name"],
+                    None,
+                    path_map=tuple(mapping) if resolvable or mapping else (),
+                    location=r.origin.location,
+                    owner=node.id,
+                )
+
+    def _link_sources(self) -> None:
+        for ks in self.model.kustomizations.values():
+            if ks.status == "missing-source" and ks.spec.source_ref is not None:
+                ks.problems.append(
+                    Problem(
+                        "missing-source",
+                        f"Kustomization {ks.id} references {ks.spec.source_ref.id}, which nothing in the cluster declares",
+                        ks.declared_at or ks.spec.location,
+                        kustomization=ks.id,
+                    )
+                )
+
+
+def _with_ks(p: Problem, ks_id: str) -> Problem:
+    if p.kustomization == ks_id:
+        return p
+    return Problem(p.code, p.message, p.location, p.not_evaluated, ks_id, p.related)
+
+
+def _object_values(obj: AppliedObject) -> dict[str, Any]:
+    """The variables a ConfigMap/Secret provides (Secret values decoded; SOPS values unknown)."""
+    data = obj.data
+    out: dict[str, Any] = {}
+    encrypted = isinstance(data.get("sops"), dict)
+    for sect in ("data", "stringData", "binaryData"):
+        m = data.get(sect)
+        if not isinstance(m, dict):
+            continue
+        for k, v in m.items():
+            key = str(k)
+            if encrypted or (isinstance(v, str) and v.startswith("ENC[")):
+                out[key] = UNKNOWN
+            elif obj.ref.kind == "Secret" and sect == "data":
+                try:
+                    out[key] = base64.b64decode(str(v), validate=False).decode("utf-8", "replace")
+                except (binascii.Error, ValueError):
+                    out[key] = UNKNOWN
+            else:
+                out[key] = substitution_value(v)
+    return out
+
+
+def substitution_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return ""
+    return str(v)
+
+
+def _needs_overlay(spec: FluxKustomization) -> bool:
+    return bool(spec.target_namespace or spec.patches or spec.images or spec.components or spec.name_prefix or spec.name_suffix)
+
+
+def _flux_overlay(spec: FluxKustomization) -> Any:
+    """What kustomize-controller writes into the kustomization file before building
+    (fluxcd/pkg ``kustomize/kustomize_generator.go`` ``WriteFile``)."""
+
+    def overlay(k: dict[str, Any]) -> dict[str, Any]:
+        k = dict(k)
+        if spec.target_namespace:
+            k["namespace"] = spec.target_namespace
+        if spec.patches:
+            patches = list(k.get("patches") or []) if isinstance(k.get("patches"), list) else []
+            patches.extend(spec.patches)
+            k["patches"] = patches
+        if spec.images:
+            imgs = list(k.get("images") or []) if isinstance(k.get("images"), list) else []
+            for im in spec.images:
+                if not isinstance(im, dict):
+                    continue
+                idx = next((i for i, x in enumerate(imgs) if isinstance(x, dict) and x.get("name") == im.get("name")), None)
+                if idx is None:
+                    imgs.append(im)
+                else:
+                    imgs[idx] = im
+            k["images"] = imgs
+        if spec.components:
+            comps = list(k.get("components") or []) if isinstance(k.get("components"), list) else []
+            comps.extend(spec.components)
+            k["components"] = comps
+        if spec.name_prefix:
+            k["namePrefix"] = spec.name_prefix
+        if spec.name_suffix:
+            k["nameSuffix"] = spec.name_suffix
+        return k
+
+    return overlay
+
+
+def _apply_common_metadata(data: dict[str, Any], common: dict[str, Any]) -> None:
+    md = data.get("metadata")
+    if not isinstance(md, dict):
+        return
+    for sect in ("labels", "annotations"):
+        extra = common.get(sect)
+        if isinstance(extra, dict) and extra:
+            cur = as_dict(md.get(sect))
+            md[sect] = {**cur, **{str(k): substitution_value(v) for k, v in extra.items()}}
+
+
+def dependency_id(dep: NamedRef) -> str:
+    return f"{dep.namespace}/{dep.name}"
+
+
+def source_from_ref(ref: SourceRef) -> str:
+    return ref.id
+
+
+__all__ = [
+    "AppliedObject",
+    "ClusterModel",
+    "ClusterWalker",
+    "HelmReleaseNode",
+    "KustomizationNode",
+    "SourceNode",
+    "find_kustomization_file",
+]

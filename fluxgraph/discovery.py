@@ -1,0 +1,212 @@
+"""Finding the clusters of a repository and their root Kustomizations.
+
+A cluster is identified by the directory its root Kustomization builds. Recognised layouts:
+
+* ``flux bootstrap``: ``<dir>/flux-system/gotk-sync.yaml`` holds the ``GitRepository`` and the
+  root ``Kustomization flux-system`` whose ``spec.path`` is the cluster dir. When the file is a
+  placeholder (comment-only, as in fluxcd/flux2-kustomize-helm-example) the cluster dir is the
+  parent of ``flux-system/`` and the root is the one bootstrap would create.
+* flux-operator: a ``FluxInstance`` (or the ``instance:`` values of the flux-instance chart)
+  with ``spec.sync.path``; the root is the ``flux-system`` Kustomization the operator creates.
+  For an OCI sync whose path is relative to a pushed sub-directory, the artifact root is the
+  ancestor of the FluxInstance's file under which the path exists.
+* A root Kustomization that applies its own directory (``path`` = the dir of its file).
+* ``clusters/<name>`` directories that hold only Flux objects (no flux-system folder).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+from fluxgraph.kustomize.build import FileCache
+from fluxgraph.model import Location
+from fluxgraph.repofs import norm_rel, secure_join
+
+FLUX_OBJECT_GROUPS = (
+    "kustomize.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+    "helm.toolkit.fluxcd.io",
+    "notification.toolkit.fluxcd.io",
+    "image.toolkit.fluxcd.io",
+    "source.extensions.fluxcd.io",
+)
+
+
+@dataclass(frozen=True)
+class ClusterRoot:
+    """Where a cluster starts. ``root_doc`` is the declared root Kustomization, if any."""
+
+    dir: str  # repo-relative cluster dir (the root Kustomization's resolved path)
+    source_kind: str = "GitRepository"
+    source_name: str = "flux-system"
+    namespace: str = "flux-system"
+    name: str = "flux-system"
+    url: str | None = None
+    repo_base: str = ""  # repo-relative root of the source artifact
+    location: Location | None = None
+    root_doc: dict[str, Any] | None = None
+    how: str = ""
+    weak: bool = False  # found by a layout heuristic: dropped when another cluster builds its dir
+
+
+def _yaml_files(cache: FileCache) -> list[str]:
+    return [f for f in cache.fs.walk_files("") if f.endswith((".yaml", ".yml")) and cache.visible(f, False)]
+
+
+def _contains(cache: FileCache, f: str, needle: bytes) -> bool:
+    """Cheap pre-filter before parsing a file for discovery."""
+    try:
+        return needle in cache.read_bytes(f)
+    except Exception:  # noqa: BLE001 - unreadable files are reported by the build that needs them
+        return False
+
+
+def _docs(cache: FileCache, f: str) -> list[tuple[Any, int]]:
+    docs, _ = cache.documents(f)
+    return [(d.data, d.line) for d in docs]
+
+
+def _is_flux_ks(d: Any) -> bool:
+    return (
+        isinstance(d, dict)
+        and d.get("kind") == "Kustomization"
+        and isinstance(d.get("apiVersion"), str)
+        and d["apiVersion"].startswith("kustomize.toolkit.fluxcd.io/")
+    )
+
+
+def _find_syncs(node: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """Mappings that look like a FluxInstance ``sync`` block, anywhere in a document."""
+    out: list[dict[str, Any]] = []
+    if depth > 12:
+        return out
+    if isinstance(node, dict):
+        s = node.get("sync")
+        if isinstance(s, dict) and isinstance(s.get("path"), str) and s.get("kind") in ("GitRepository", "OCIRepository", "Bucket"):
+            out.append(s)
+        for v in node.values():
+            if isinstance(v, (dict, list)):
+                out.extend(_find_syncs(v, depth + 1))
+    elif isinstance(node, list):
+        for v in node:
+            out.extend(_find_syncs(v, depth + 1))
+    return out
+
+
+def discover(cache: FileCache) -> list[ClusterRoot]:
+    roots: dict[str, ClusterRoot] = {}
+
+    def add(root: ClusterRoot) -> None:
+        if root.dir not in roots and cache.is_dir(root.dir):
+            roots[root.dir] = root
+
+    files = _yaml_files(cache)
+    # 1. flux bootstrap
+    for f in files:
+        if posixpath.basename(f) != "gotk-sync.yaml" or posixpath.basename(posixpath.dirname(f)) != "flux-system":
+            continue
+        parent = posixpath.dirname(posixpath.dirname(f))
+        docs = _docs(cache, f)
+        ks = next((d for d, _ in docs if _is_flux_ks(d)), None)
+        repo = next(
+            (d for d, _ in docs if isinstance(d, dict) and d.get("kind") in ("GitRepository", "OCIRepository", "Bucket")), None
+        )
+        if ks is not None and isinstance((ks.get("spec") or {}).get("path"), str):
+            path, _ = secure_join(ks["spec"]["path"])
+            line = next(ln for d, ln in docs if d is ks)
+            sref = (ks.get("spec") or {}).get("sourceRef") or {}
+            md = ks.get("metadata") or {}
+            add(
+                ClusterRoot(
+                    dir=path,
+                    source_kind=str(sref.get("kind") or "GitRepository"),
+                    source_name=str(sref.get("name") or "flux-system"),
+                    namespace=str(md.get("namespace") or "flux-system"),
+                    name=str(md.get("name") or "flux-system"),
+                    url=((repo or {}).get("spec") or {}).get("url") if isinstance(repo, dict) else None,
+                    location=Location(f, line),
+                    root_doc=ks,
+                    how="flux bootstrap (gotk-sync.yaml)",
+                )
+            )
+        else:
+            add(ClusterRoot(dir=parent, location=Location(f), how="flux bootstrap (placeholder gotk-sync.yaml)"))
+    # 2. flux-operator FluxInstance sync
+    for f in files:
+        if not _contains(cache, f, b"sync:"):
+            continue
+        for data, line in _docs(cache, f):
+            for s in _find_syncs(data):
+                rel, _ = secure_join(s["path"])
+                base = ""
+                if not cache.is_dir(rel):
+                    anc = posixpath.dirname(f)
+                    while anc:
+                        cand = norm_rel(f"{anc}/{rel}")
+                        if cache.is_dir(cand):
+                            base = anc
+                            break
+                        anc = posixpath.dirname(anc)
+                    if not base:
+                        continue
+                full = norm_rel(f"{base}/{rel}" if base else rel)
+                add(
+                    ClusterRoot(
+                        dir=full,
+                        source_kind=str(s.get("kind")),
+                        source_name=str(s.get("name") or "flux-system"),
+                        url=s.get("url") if isinstance(s.get("url"), str) else None,
+                        repo_base=base,
+                        location=Location(f, line),
+                        how="flux-operator FluxInstance sync.path",
+                    )
+                )
+    # 3. a Kustomization that applies its own directory (or its parent, flux-system style)
+    for f in files:
+        if not _contains(cache, f, b"kustomize.toolkit.fluxcd.io"):
+            continue
+        for data, line in _docs(cache, f):
+            if not _is_flux_ks(data):
+                continue
+            spec = data.get("spec") or {}
+            if not isinstance(spec, dict) or not isinstance(spec.get("path"), str):
+                continue
+            path, _ = secure_join(spec["path"])
+            d = posixpath.dirname(f)
+            if path and (path == d or path == posixpath.dirname(d)) and path not in roots:
+                md = data.get("metadata") or {}
+                sref = spec.get("sourceRef") or {}
+                add(
+                    ClusterRoot(
+                        dir=path,
+                        source_kind=str(sref.get("kind") or "GitRepository"),
+                        source_name=str(sref.get("name") or "flux-system"),
+                        namespace=str(md.get("namespace") or "flux-system"),
+                        name=str(md.get("name") or "flux-system"),
+                        location=Location(f, line),
+                        root_doc=data,
+                        how="self-applying root Kustomization",
+                        weak=True,
+                    )
+                )
+    # 4. clusters/<name> holding only Flux objects
+    for top in ("clusters", "kubernetes/clusters", "cluster"):
+        if not cache.is_dir(top):
+            continue
+        for name in cache.fs.listdir(top):
+            d = f"{top}/{name}"
+            if d in roots or not cache.is_dir(d) or any(r.startswith(d + "/") or d.startswith(r + "/") for r in roots):
+                continue
+            yamls = [f for f in files if f.startswith(d + "/")]
+            if not yamls:
+                continue
+            kinds = [data for f in yamls for data, _ in _docs(cache, f)]
+            if kinds and all(
+                isinstance(x, dict) and isinstance(x.get("apiVersion"), str) and x["apiVersion"].startswith(FLUX_OBJECT_GROUPS)
+                for x in kinds
+                if not (isinstance(x, dict) and x.get("apiVersion", "").startswith("kustomize.config.k8s.io"))
+            ) and any(_is_flux_ks(x) for x in kinds):
+                add(ClusterRoot(dir=d, location=Location(yamls[0]), how="directory of Flux Kustomizations", weak=True))
+    return sorted(roots.values(), key=lambda r: r.dir)

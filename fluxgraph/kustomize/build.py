@@ -1,0 +1,895 @@
+"""A static ``kustomize build``, as kustomize-controller runs it, without any binary.
+
+Follows kustomize v5 ``api/krusty`` and ``api/internal/target/kusttarget.go``:
+
+* ``accumulateTarget``: resources (files, directories with a kustomization file, nested
+  builds), then components (each runs its own generators and transformers over everything
+  accumulated so far), then generators (``configMapGenerator``, ``secretGenerator``), then the
+  builtin transformers in kustomize's fixed order (``configureBuiltinTransformers``):
+  patchesStrategicMerge, patches, namespace, namePrefix/nameSuffix, labels/commonLabels,
+  commonAnnotations, patchesJson6902, replicas, images, replacements.
+* At the top level only: the content-hash suffix of generated ConfigMaps/Secrets, then
+  ``FixBackReferences`` (references to renamed objects are rewritten).
+
+A directory without a kustomization file gets the one Flux generates (fluxcd/pkg
+``kustomize/kustomize_generator.go`` ``generateKustomization``): every ``.yaml``/``.yml`` file
+below it, a subdirectory holding a kustomization file as one unit. That only happens at the
+top of a Flux Kustomization's path; a kustomize ``resources`` entry naming a directory without a
+kustomization file is an error in kustomize too.
+
+Nothing is executed or fetched: remote resources, ``helmCharts`` and generator/transformer
+plugins are reported as not evaluated and the build is marked incomplete.
+"""
+
+from __future__ import annotations
+
+import copy
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fluxgraph.kustomize import generators, json6902, namereference, selector, smp
+from fluxgraph.kustomize.errors import KustomizeError
+from fluxgraph.kustomize.replacements import apply_replacements
+from fluxgraph.kustomize.resource import KUSTOMIZE_CLUSTER_SCOPED_KINDS, Origin, Resource
+from fluxgraph.model import Location, Problem, as_dict, as_list, as_str
+from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
+from fluxgraph.sourceignore import Matcher
+from fluxgraph.yamlio import Document, load_documents, load_text
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_REMOTE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)", re.I)
+MAX_BUILD_DEPTH = 64
+
+
+@dataclass
+class BuildResult:
+    resources: list[Resource]
+    problems: list[Problem] = field(default_factory=list)
+    incomplete: bool = False
+    files: set[str] = field(default_factory=set)  # every file the build read
+
+    @property
+    def failed(self) -> bool:
+        return any(not p.not_evaluated for p in self.problems)
+
+
+class _Fail(Exception):
+    """Aborts one kustomization build with a located problem (a kustomize build error)."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+class FileCache:
+    """Parsed YAML per file, shared by every build of a repository."""
+
+    def __init__(self, fs: RepoFS, ignore: Matcher | None = None):
+        self.fs = fs
+        self.ignore = ignore
+        self._docs: dict[str, tuple[list[Document], list[Problem]]] = {}
+
+    def visible(self, rel: str, is_dir: bool) -> bool:
+        return self.ignore is None or not self.ignore.ignored(rel, is_dir)
+
+    def is_file(self, rel: str) -> bool:
+        return self.fs.is_file(rel) and self.visible(rel, False)
+
+    def is_dir(self, rel: str) -> bool:
+        return self.fs.is_dir(rel) and self.visible(rel, True)
+
+    def read_bytes(self, rel: str) -> bytes:
+        if not self.visible(rel, False):
+            raise FileNotFoundError(rel)
+        return self.fs.read_bytes(rel)
+
+    def documents(self, rel: str) -> tuple[list[Document], list[Problem]]:
+        hit = self._docs.get(rel)
+        if hit is not None:
+            return hit
+        problems: list[Problem] = []
+        docs: list[Document] = []
+        try:
+            data = self.read_bytes(rel)
+        except PathEscape as e:
+            problems.append(Problem("path-escape", str(e), Location(rel)))
+        except FileTooLarge as e:
+            problems.append(Problem("input-limit", str(e), Location(rel)))
+        except OSError as e:
+            problems.append(Problem("missing-file", f"cannot read {rel}: {e.strerror or e}", Location(rel)))
+        else:
+            res = load_documents(rel, data)
+            docs = res.documents
+            for err in res.errors:
+                problems.append(Problem("yaml-syntax", err.message, Location(rel, err.line, err.column)))
+        self._docs[rel] = (docs, problems)
+        return docs, problems
+
+
+def find_kustomization_file(cache: FileCache, d: str) -> str | None:
+    for name in KUSTOMIZATION_FILES:
+        p = f"{d}/{name}" if d else name
+        if cache.is_file(p):
+            return p
+    return None
+
+
+def is_remote(ref: str) -> bool:
+    return bool(_REMOTE_RE.match(ref)) or ref.startswith(("https:", "http:", "ssh:", "oci:"))
+
+
+@dataclass
+class _Ctx:
+    """State of one top-level build."""
+
+    problems: list[Problem]
+    files: set[str]
+    incomplete: bool = False
+    stack: list[str] = field(default_factory=list)
+    name_ref_config: list[Any] = field(default_factory=list)
+
+
+class Builder:
+    def __init__(self, cache: FileCache):
+        self.cache = cache
+        self._memo: dict[str, tuple[list[Resource], list[Problem], bool, set[str]]] = {}
+
+    # -- public -----------------------------------------------------------------------
+    def build(
+        self,
+        path: str,
+        overlay: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        *,
+        generate: bool = True,
+        kustomization_label: str | None = None,
+    ) -> BuildResult:
+        """Build the directory ``path`` (repo-relative) and finish it as a top-level build.
+
+        ``overlay`` may rewrite the kustomization content first (kustomize-controller writes
+        ``targetNamespace``, ``patches``, ``images``, ``components``, ``namePrefix``... of the
+        Flux Kustomization into it). ``generate`` makes a directory without a kustomization
+        file build like Flux's generated one.
+        """
+        ctx = _Ctx(problems=[], files=set())
+        if overlay is None:
+            memo = self._memo.get(path) if generate else None
+            if memo is not None:
+                res, probs, incomplete, files = memo
+                return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files))
+        try:
+            kfile, kdata = self._kustomization_for(path, ctx, generate=generate)
+            if overlay is not None:
+                kdata = overlay(kdata)
+            resources = self._build_kustomization(path, kfile, kdata, ctx, is_component=False)
+            resources = self._finish(resources, ctx)
+        except _Fail as f:
+            ctx.problems.append(f.problem)
+            resources = []
+        result = BuildResult(resources, ctx.problems, ctx.incomplete, ctx.files)
+        if overlay is None and generate:
+            self._memo[path] = ([r.copy() for r in resources], list(ctx.problems), ctx.incomplete, set(ctx.files))
+        return result
+
+    # -- kustomization files ----------------------------------------------------------
+    def _kustomization_for(self, d: str, ctx: _Ctx, *, generate: bool) -> tuple[str, dict[str, Any]]:
+        kfile = find_kustomization_file(self.cache, d)
+        if kfile is not None:
+            return kfile, self._load_kustomization(kfile, ctx)
+        if not generate:
+            raise _Fail(
+                Problem(
+                    "missing-kustomization",
+                    f"directory {d or '.'} has no kustomization.yaml, kustomization.yml or Kustomization",
+                    Location(d or ".", 1, 1),
+                )
+            )
+        return (d + "/" if d else "") + "<generated>", {"resources": self._generated_resources(d, ctx)}
+
+    def _load_kustomization(self, kfile: str, ctx: _Ctx) -> dict[str, Any]:
+        ctx.files.add(kfile)
+        docs, problems = self.cache.documents(kfile)
+        if problems:
+            raise _Fail(problems[0])
+        if not docs:
+            return {}
+        if len(docs) > 1:
+            raise _Fail(Problem("kustomize-build", f"{kfile} holds more than one document", Location(kfile, docs[1].line)))
+        data = docs[0].data
+        if not isinstance(data, dict):
+            raise _Fail(Problem("kustomize-build", f"{kfile} is not a mapping", Location(kfile, docs[0].line)))
+        return data
+
+    def _generated_resources(self, d: str, ctx: _Ctx) -> list[str]:
+        """Flux's scan: every .yaml/.yml below d (lexical walk order); subdirs with their own
+        kustomization file are one unit. Each file must decode as Kubernetes objects."""
+        out: list[str] = []
+
+        def walk(cur: str) -> None:
+            for name in self.cache.fs.listdir(cur):
+                child = f"{cur}/{name}" if cur else name
+                if self.cache.is_dir(child):
+                    if find_kustomization_file(self.cache, child) is not None:
+                        out.append(posixpath.relpath(child, d or "."))
+                    else:
+                        walk(child)
+                elif self.cache.is_file(child) and name.endswith((".yaml", ".yml")):
+                    out.append(posixpath.relpath(child, d or "."))
+                elif self.cache.fs.escapes(child):
+                    ctx.problems.append(
+                        Problem("path-escape", f"{child} is a symlink that leaves the repository root; not read", Location(child))
+                    )
+
+        if not self.cache.is_dir(d):
+            raise _Fail(Problem("missing-path", f"directory {d or '.'} does not exist", Location(d or ".")))
+        walk(d)
+        return out
+
+    # -- the build itself -------------------------------------------------------------
+    def _build_kustomization(
+        self,
+        d: str,
+        kfile: str,
+        k: dict[str, Any],
+        ctx: _Ctx,
+        *,
+        is_component: bool,
+        acc: list[Resource] | None = None,
+    ) -> list[Resource]:
+        if d in ctx.stack:
+            cycle = " -> ".join([*ctx.stack[ctx.stack.index(d) :], d])
+            raise _Fail(Problem("resource-cycle", f"kustomize resource cycle: {cycle}", Location(kfile)))
+        if len(ctx.stack) > MAX_BUILD_DEPTH:
+            raise _Fail(Problem("input-limit", f"kustomization nesting deeper than {MAX_BUILD_DEPTH}", Location(kfile)))
+        ctx.stack.append(d)
+        try:
+            return self._build_inner(d, kfile, k, ctx, is_component=is_component, acc=acc)
+        finally:
+            ctx.stack.pop()
+
+    def _loc(self, kfile: str, k: dict[str, Any], *path: Any) -> Location:
+        docs, _ = self.cache.documents(kfile) if not kfile.endswith("<generated>") else ([], [])
+        if docs:
+            line, col = docs[0].position(path)
+            return Location(kfile, line, col)
+        return Location(kfile.replace("/<generated>", "").replace("<generated>", ".") or ".")
+
+    def _build_inner(
+        self,
+        d: str,
+        kfile: str,
+        k: dict[str, Any],
+        ctx: _Ctx,
+        *,
+        is_component: bool,
+        acc: list[Resource] | None,
+    ) -> list[Resource]:
+        kind = k.get("kind")
+        if is_component and kind != "Component":
+            raise _Fail(Problem("kustomize-build", f"{kfile} is used as a component but its kind is {kind or 'Kustomization'}", self._loc(kfile, k)))
+        if not is_component and kind == "Component":
+            raise _Fail(Problem("kustomize-build", f"{kfile} is a Component and cannot be used as a resource", self._loc(kfile, k)))
+        resources: list[Resource] = acc if acc is not None else []
+
+        for key in ("helmCharts", "helmChartInflationGenerator", "generators", "transformers", "validators"):
+            if k.get(key):
+                ctx.incomplete = True
+                ctx.problems.append(
+                    Problem(
+                        "not-evaluated-plugin",
+                        f"{key} in {kfile} is not evaluated: fluxgraph never runs generators, transformers or Helm charts",
+                        self._loc(kfile, k, key),
+                        not_evaluated=True,
+                    )
+                )
+
+        # 1. resources (and the legacy bases)
+        ids: dict[tuple[str, str, str, str], Resource] = {r.id_key(): r for r in resources}
+        for key in ("bases", "resources"):
+            entries = k.get(key) or []
+            if not isinstance(entries, list):
+                raise _Fail(Problem("kustomize-build", f"{key} in {kfile} must be a list", self._loc(kfile, k, key)))
+            for i, entry in enumerate(entries):
+                if not isinstance(entry, str):
+                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile} must be a string", self._loc(kfile, k, key, i)))
+                for r in self._accumulate_entry(d, kfile, k, key, i, entry, ctx):
+                    self._add(resources, ids, r, kfile, k, key, i)
+
+        # 2. components
+        comps = k.get("components") or []
+        if not isinstance(comps, list):
+            raise _Fail(Problem("kustomize-build", f"components in {kfile} must be a list", self._loc(kfile, k, "components")))
+        for i, entry in enumerate(comps):
+            if not isinstance(entry, str):
+                raise _Fail(Problem("kustomize-build", f"components[{i}] must be a string", self._loc(kfile, k, "components", i)))
+            if is_remote(entry):
+                self._remote(kfile, k, "components", i, entry, ctx)
+                continue
+            cdir = self._join(d, entry, kfile, k, "components", i)
+            ckfile = find_kustomization_file(self.cache, cdir)
+            if ckfile is None:
+                raise _Fail(
+                    Problem("missing-file", f"component {entry!r} of {kfile} has no kustomization file", self._loc(kfile, k, "components", i))
+                )
+            ck = self._load_kustomization(ckfile, ctx)
+            resources = self._build_kustomization(cdir, ckfile, ck, ctx, is_component=True, acc=resources)
+
+        # 3. configurations (nameReference specs) are collected for the back-reference fix
+        for i, cfg in enumerate(k.get("configurations") or []):
+            if isinstance(cfg, str):
+                cpath = self._join(d, cfg, kfile, k, "configurations", i)
+                docs, probs = self.cache.documents(cpath)
+                ctx.files.add(cpath)
+                if probs:
+                    raise _Fail(probs[0])
+                for doc in docs:
+                    if isinstance(doc.data, dict):
+                        try:
+                            ctx.name_ref_config.extend(namereference.parse_name_reference_config(doc.data))
+                        except KustomizeError as e:
+                            raise _Fail(Problem("kustomize-build", f"{cpath}: {e}", Location(cpath, doc.line))) from None
+
+        # 4. generators
+        self._run_generators(d, kfile, k, resources, ctx)
+
+        # 5. transformers in kustomize's order
+        self._run_transformers(d, kfile, k, resources, ctx)
+        return resources
+
+    def _join(self, d: str, entry: str, kfile: str, k: dict[str, Any], key: str, i: int) -> str:
+        try:
+            p = join(d, entry)
+        except PathEscape as e:
+            raise _Fail(Problem("path-escape", f"{key}[{i}] in {kfile}: {e}; not read", self._loc(kfile, k, key, i))) from None
+        if self.cache.fs.escapes(p):
+            raise _Fail(
+                Problem("path-escape", f"{key}[{i}] in {kfile}: {entry!r} is a symlink that leaves the repository root; not read", self._loc(kfile, k, key, i))
+            )
+        return p
+
+    def _remote(self, kfile: str, k: dict[str, Any], key: str, i: int, entry: str, ctx: _Ctx) -> None:
+        ctx.incomplete = True
+        ctx.problems.append(
+            Problem(
+                "not-evaluated-remote",
+                f"remote {key[:-1] if key.endswith('s') else key} {entry!r} in {kfile} is not fetched; its objects are not analysed",
+                self._loc(kfile, k, key, i),
+                not_evaluated=True,
+            )
+        )
+
+    def _accumulate_entry(
+        self, d: str, kfile: str, k: dict[str, Any], key: str, i: int, entry: str, ctx: _Ctx
+    ) -> list[Resource]:
+        if is_remote(entry):
+            self._remote(kfile, k, key, i, entry, ctx)
+            return []
+        p = self._join(d, entry, kfile, k, key, i)
+        via = (kfile,)
+        if self.cache.is_dir(p):
+            sub_kfile = find_kustomization_file(self.cache, p)
+            if sub_kfile is None:
+                if kfile.endswith("<generated>"):
+                    raise _Fail(Problem("kustomize-build", f"{p} has no kustomization file", Location(p)))
+                raise _Fail(
+                    Problem(
+                        "missing-kustomization",
+                        f"{key}[{i}] {entry!r} in {kfile} is a directory without a kustomization file",
+                        self._loc(kfile, k, key, i),
+                    )
+                )
+            sub = self._load_kustomization(sub_kfile, ctx)
+            built = self._build_kustomization(p, sub_kfile, sub, ctx, is_component=False)
+            for r in built:
+                r.origin = Origin(r.origin.file, r.origin.line, r.origin.doc_index, via + r.origin.via, r.origin.generated_by)
+            return built
+        if self.cache.is_file(p):
+            return self._read_resource_file(p, ctx, via, strict=not kfile.endswith("<generated>"), kfile=kfile, kloc=self._loc(kfile, k, key, i))
+        if self.cache.fs.exists(p):
+            raise _Fail(Problem("missing-file", f"{key}[{i}] {entry!r} in {kfile} is not a regular file", self._loc(kfile, k, key, i)))
+        raise _Fail(
+            Problem(
+                "missing-file",
+                f"{key}[{i}] {entry!r} in {kfile} does not exist",
+                self._loc(kfile, k, key, i),
+            )
+        )
+
+    def _read_resource_file(
+        self, p: str, ctx: _Ctx, via: tuple[str, ...], *, strict: bool, kfile: str, kloc: Location
+    ) -> list[Resource]:
+        ctx.files.add(p)
+        docs, problems = self.cache.documents(p)
+        if problems:
+            raise _Fail(problems[0])
+        out: list[Resource] = []
+        for doc in docs:
+            data = doc.data
+            if not isinstance(data, dict):
+                raise _Fail(
+                    Problem(
+                        "not-kubernetes-object",
+                        f"document {doc.index + 1} of {p} is a {type(data).__name__}, not a Kubernetes object",
+                        Location(p, doc.line),
+                    )
+                )
+            kind = data.get("kind")
+            if data.get("apiVersion") in ("kustomize.config.k8s.io/v1beta1", "kustomize.config.k8s.io/v1alpha1") and kind in (
+                "Kustomization",
+                "Component",
+            ):
+                raise _Fail(
+                    Problem(
+                        "kustomize-build",
+                        f"{p} is a kustomize {kind} and cannot be listed as a resource file (list its directory)",
+                        Location(p, doc.line),
+                    )
+                )
+            if not isinstance(kind, str) or not kind or not isinstance(data.get("apiVersion"), str):
+                missing = "kind" if not isinstance(kind, str) or not kind else "apiVersion"
+                raise _Fail(
+                    Problem(
+                        "not-kubernetes-object",
+                        f"document {doc.index + 1} of {p} has no {missing}: not a Kubernetes object",
+                        Location(p, doc.line),
+                    )
+                )
+            if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
+                for j, item in enumerate(data.get("items") or []):
+                    if isinstance(item, dict):
+                        out.append(Resource(copy.deepcopy(item), Origin(p, doc.line, doc.index, ()), None))
+                    else:
+                        raise _Fail(Problem("not-kubernetes-object", f"items[{j}] of {p} is not an object", Location(p, doc.line)))
+                continue
+            md = data.get("metadata")
+            if not isinstance(md, dict) or not md.get("name"):
+                if not (isinstance(md, dict) and md.get("generateName")):
+                    raise _Fail(
+                        Problem(
+                            "not-kubernetes-object",
+                            f"{kind} in document {doc.index + 1} of {p} has no metadata.name",
+                            Location(p, doc.line),
+                        )
+                    )
+            # documents are shared through the file cache; transformers mutate, so copy
+            out.append(Resource(copy.deepcopy(data), Origin(p, doc.line, doc.index, ()), doc))
+        return out
+
+    def _add(
+        self,
+        resources: list[Resource],
+        ids: dict[tuple[str, str, str, str], Resource],
+        r: Resource,
+        kfile: str,
+        k: dict[str, Any],
+        key: str,
+        i: int,
+    ) -> None:
+        rid = r.id_key()
+        other = ids.get(rid)
+        if other is not None:
+            raise _Fail(
+                    Problem(
+                        "kustomize-build",
+                        f"may not add resource with an already registered id: {r.ref} "
+                        f"(from {r.origin.file}:{r.origin.line} and {other.origin.file}:{other.origin.line})",
+                        self._loc(kfile, k, key, i),
+                        related=(other.origin.location,),
+                    )
+                )
+        ids[rid] = r
+        resources.append(r)
+
+    # -- generators -------------------------------------------------------------------
+    def _run_generators(self, d: str, kfile: str, k: dict[str, Any], resources: list[Resource], ctx: _Ctx) -> None:
+        opts = k.get("generatorOptions") if isinstance(k.get("generatorOptions"), dict) else None
+
+        def read(rel: str) -> bytes:
+            p = join(d, rel)
+            if self.cache.fs.escapes(p):
+                raise KustomizeError(f"{rel!r} is a symlink that leaves the repository root")
+            ctx.files.add(p)
+            try:
+                return self.cache.read_bytes(p)
+            except OSError as e:
+                raise KustomizeError(f"cannot read {p}: {e.strerror or e}") from None
+
+        for key, fn in (("configMapGenerator", generators.configmap_from_args), ("secretGenerator", generators.secret_from_args)):
+            entries = k.get(key) or []
+            if not isinstance(entries, list):
+                raise _Fail(Problem("kustomize-build", f"{key} in {kfile} must be a list", self._loc(kfile, k, key)))
+            for i, args in enumerate(entries):
+                loc = self._loc(kfile, k, key, i)
+                if not isinstance(args, dict):
+                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile} must be a mapping", loc))
+                ns = args.get("namespace") if isinstance(args.get("namespace"), str) else None
+                try:
+                    obj = fn(args, ns, read, opts)
+                except PathEscape as e:
+                    raise _Fail(Problem("path-escape", f"{key}[{i}] in {kfile}: {e}; not read", loc)) from None
+                except KustomizeError as e:
+                    code = "missing-file" if "cannot read" in str(e) else "kustomize-build"
+                    raise _Fail(Problem(code, f"{key}[{i}] in {kfile}: {e}", loc)) from None
+                behavior = args.get("behavior") or "create"
+                line = loc.line
+                r = Resource(obj, Origin(kfile, line, 0, (), key), None, needs_hash=_needs_hash(args, opts))
+                r.behavior = behavior
+                self._merge_generated(resources, r, kfile, loc)
+
+    def _merge_generated(self, resources: list[Resource], r: Resource, kfile: str, loc: Location) -> None:
+        rid = r.id_key()
+        idx = next((n for n, o in enumerate(resources) if o.id_key() == rid or _same_generated(o, r)), None)
+        if r.behavior == "create":
+            if idx is not None:
+                raise _Fail(Problem("kustomize-build", f"{r.ref} generated by {kfile} already exists (behavior: create)", loc))
+            resources.append(r)
+            return
+        if idx is None:
+            raise _Fail(Problem("kustomize-build", f"{r.ref} to {r.behavior} in {kfile} does not exist", loc))
+        old = resources[idx]
+        if r.behavior == "replace":
+            merged = r.data
+        elif r.behavior == "merge":
+            merged = old.copy().data
+            for sect in ("data", "binaryData"):
+                if isinstance(r.data.get(sect), dict):
+                    base = as_dict(merged.get(sect))
+                    base.update(r.data[sect])
+                    merged[sect] = base
+            md = merged.setdefault("metadata", {})
+            for sect in ("labels", "annotations"):
+                extra = r.metadata.get(sect)
+                if isinstance(extra, dict):
+                    cur = as_dict(md.get(sect))
+                    cur.update(extra)
+                    md[sect] = cur
+        else:
+            raise _Fail(Problem("kustomize-build", f"unknown generator behavior {r.behavior!r} in {kfile}", loc))
+        new = Resource(merged, old.origin, old.doc, needs_hash=old.needs_hash or r.needs_hash)
+        new.prev_names = old.prev_names
+        resources[idx] = new
+
+    # -- transformers -----------------------------------------------------------------
+    def _run_transformers(self, d: str, kfile: str, k: dict[str, Any], resources: list[Resource], ctx: _Ctx) -> None:
+        # patchesStrategicMerge (legacy)
+        for i, p in enumerate(_as_list(k.get("patchesStrategicMerge"))):
+            loc = self._loc(kfile, k, "patchesStrategicMerge", i)
+            for patch in self._patch_documents(d, p, loc, ctx):
+                self._apply_smp_by_identity(resources, patch, loc)
+        # patches
+        for i, p in enumerate(_as_list(k.get("patches"))):
+            loc = self._loc(kfile, k, "patches", i)
+            if not isinstance(p, dict):
+                raise _Fail(Problem("kustomize-build", f"patches[{i}] in {kfile} must be a mapping", loc))
+            self._apply_patch_entry(d, p, resources, loc, ctx)
+        # namespace
+        ns = k.get("namespace")
+        if isinstance(ns, str) and ns:
+            _set_namespace(resources, ns)
+        # prefix / suffix
+        prefix = k.get("namePrefix") if isinstance(k.get("namePrefix"), str) else ""
+        suffix = k.get("nameSuffix") if isinstance(k.get("nameSuffix"), str) else ""
+        if prefix or suffix:
+            for r in resources:
+                if r.kind in ("CustomResourceDefinition", "Namespace") or not r.name:
+                    continue
+                r.set_name(f"{prefix}{r.name}{suffix}")
+        # labels
+        _apply_labels(resources, k)
+        ann = k.get("commonAnnotations")
+        if isinstance(ann, dict) and ann:
+            for r in resources:
+                md = r.ensure_metadata()
+                cur = as_dict(md.get("annotations"))
+                md["annotations"] = {**cur, **{str(a): _str(v) for a, v in ann.items()}}
+        # patchesJson6902 (legacy)
+        for i, p in enumerate(_as_list(k.get("patchesJson6902"))):
+            loc = self._loc(kfile, k, "patchesJson6902", i)
+            if not isinstance(p, dict) or not isinstance(p.get("target"), dict):
+                raise _Fail(Problem("kustomize-build", f"patchesJson6902[{i}] needs a target", loc))
+            ops: Any = p.get("patch")
+            if ops is None and isinstance(p.get("path"), str):
+                ops = self._read_text(d, p["path"], loc, ctx)
+            self._apply_json_to_targets(resources, ops, p["target"], loc)
+        # replicas
+        for rep in _as_list(k.get("replicas")):
+            if isinstance(rep, dict) and isinstance(rep.get("name"), str):
+                for r in resources:
+                    if r.name == rep["name"] and "count" in rep:
+                        spec = r.data.setdefault("spec", {}) if isinstance(r.data.get("spec", {}), dict) else None
+                        if spec is not None:
+                            spec["replicas"] = rep["count"]
+        # images
+        imgs = [im for im in _as_list(k.get("images")) if isinstance(im, dict)]
+        if imgs:
+            for r in resources:
+                _apply_images(r.data, imgs)
+        # replacements
+        reps = _as_list(k.get("replacements"))
+        if reps:
+            expanded: list[Any] = []
+            for i, rep in enumerate(reps):
+                if isinstance(rep, dict) and isinstance(rep.get("path"), str) and "source" not in rep:
+                    loc = self._loc(kfile, k, "replacements", i)
+                    text = self._read_text(d, rep["path"], loc, ctx)
+                    try:
+                        for doc in load_text(text):
+                            expanded.extend(doc if isinstance(doc, list) else [doc])
+                    except Exception as e:  # noqa: BLE001 - any parse error is a build error
+                        raise _Fail(Problem("kustomize-build", f"replacements file {rep['path']}: {e}", loc)) from None
+                else:
+                    expanded.append(rep)
+            try:
+                apply_replacements([r.data for r in resources], expanded)
+            except KustomizeError as e:
+                raise _Fail(Problem("kustomize-build", f"replacements in {kfile}: {e}", self._loc(kfile, k, "replacements"))) from None
+
+    def _read_text(self, d: str, rel: str, loc: Location, ctx: _Ctx) -> str:
+        try:
+            p = join(d, rel)
+        except PathEscape as e:
+            raise _Fail(Problem("path-escape", f"{e}; not read", loc)) from None
+        if self.cache.fs.escapes(p):
+            raise _Fail(Problem("path-escape", f"{rel!r} is a symlink that leaves the repository root; not read", loc))
+        ctx.files.add(p)
+        try:
+            return self.cache.read_bytes(p).decode("utf-8", "replace")
+        except (OSError, FileTooLarge) as e:
+            raise _Fail(Problem("missing-file", f"patch file {rel!r} cannot be read: {getattr(e, 'strerror', None) or e}", loc)) from None
+
+    def _patch_documents(self, d: str, p: Any, loc: Location, ctx: _Ctx) -> list[Any]:
+        """A patchesStrategicMerge entry is a file path or an inline YAML string/mapping."""
+        if isinstance(p, dict):
+            return [p]
+        if not isinstance(p, str):
+            raise _Fail(Problem("kustomize-build", "patch must be a path or inline YAML", loc))
+        text = p
+        if "\n" not in p and not p.lstrip().startswith(("{", "apiVersion")):
+            text = self._read_text(d, p, loc, ctx)
+        try:
+            return [x for x in load_text(text) if x is not None]
+        except Exception as e:  # noqa: BLE001
+            raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc)) from None
+
+    def _apply_patch_entry(self, d: str, p: dict[str, Any], resources: list[Resource], loc: Location, ctx: _Ctx) -> None:
+        body: Any = p.get("patch")
+        if body is None and isinstance(p.get("path"), str):
+            body = self._read_text(d, p["path"], loc, ctx)
+        if body is None:
+            raise _Fail(Problem("kustomize-build", "patch has neither patch nor path", loc))
+        target = p.get("target")
+        try:
+            docs = load_text(body) if isinstance(body, str) else [body]
+        except Exception as e:  # noqa: BLE001
+            raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc)) from None
+        docs = [x for x in docs if x is not None]
+        is_json = len(docs) == 1 and isinstance(docs[0], list)
+        if is_json:
+            if not isinstance(target, dict):
+                raise _Fail(Problem("kustomize-build", "a JSON 6902 patch needs a target", loc))
+            self._apply_json_to_targets(resources, docs[0], target, loc)
+            return
+        for doc in docs:
+            if not isinstance(doc, dict):
+                raise _Fail(Problem("kustomize-build", "patch is neither a strategic merge patch nor a JSON 6902 list", loc))
+            if isinstance(target, dict):
+                try:
+                    matched = [r for r in resources if selector.matches(r.data, target)]
+                except KustomizeError as e:
+                    raise _Fail(Problem("kustomize-build", f"patch target: {e}", loc)) from None
+                for r in matched:
+                    self._smp_one(resources, r, doc, loc, keep_identity=True)
+            else:
+                self._apply_smp_by_identity(resources, doc, loc)
+
+    def _apply_smp_by_identity(self, resources: list[Resource], patch: dict[str, Any], loc: Location) -> None:
+        md = as_dict(patch.get("metadata"))
+        name, kind = md.get("name"), patch.get("kind")
+        ns = md.get("namespace")
+        matched = [
+            r
+            for r in resources
+            if r.kind == kind
+            and (r.name == name or any(pn[2] == name for pn in r.prev_names))
+            and (ns is None or r.namespace == ns)
+            and (not patch.get("apiVersion") or r.group == _group_of(patch.get("apiVersion")))
+        ]
+        if not matched:
+            raise _Fail(Problem("kustomize-build", f"patch target {kind}/{name} not found", loc))
+        if len(matched) > 1:
+            raise _Fail(Problem("kustomize-build", f"patch target {kind}/{name} matches {len(matched)} resources", loc))
+        self._smp_one(resources, matched[0], patch, loc, keep_identity=False)
+
+    def _smp_one(self, resources: list[Resource], r: Resource, patch: dict[str, Any], loc: Location, *, keep_identity: bool) -> None:
+        if keep_identity:  # a targeted patch's own name/kind are placeholders (e.g. `name: _`)
+            patch = dict(patch)
+            md = dict(patch.get("metadata") or {}) if isinstance(patch.get("metadata"), dict) else {}
+            md.pop("name", None)
+            md.pop("namespace", None)
+            patch["metadata"] = md
+            patch.pop("kind", None)
+            patch.pop("apiVersion", None)
+        try:
+            out = smp.apply_smp(r.data, patch)
+        except KustomizeError as e:
+            raise _Fail(Problem("kustomize-build", f"patch {r.ref}: {e}", loc)) from None
+        if out is None:
+            resources.remove(r)
+            return
+        r.data = out
+
+    def _apply_json_to_targets(self, resources: list[Resource], ops: Any, target: dict[str, Any], loc: Location) -> None:
+        try:
+            matched = [r for r in resources if selector.matches(r.data, target)]
+            for r in matched:
+                r.data = json6902.apply_json6902(r.data, ops)
+        except KustomizeError as e:
+            raise _Fail(Problem("kustomize-build", f"JSON 6902 patch: {e}", loc)) from None
+
+    # -- top-level finish -------------------------------------------------------------
+    def _finish(self, resources: list[Resource], ctx: _Ctx) -> list[Resource]:
+        """kustomize's last steps: hash suffixes on generated objects, then FixBackReferences."""
+        for r in resources:
+            if r.needs_hash and r.kind in ("ConfigMap", "Secret"):
+                old = r.name
+                try:
+                    r.data = generators.apply_hash_suffix(r.data)
+                except KustomizeError as e:
+                    ctx.problems.append(Problem("kustomize-build", f"hashing {r.ref}: {e}", r.origin.location))
+                    continue
+                if r.name != old:
+                    r.prev_names.append((r.kind, r.namespace, old))
+        renames: dict[tuple[str, str | None, str], str] = {}
+        for r in resources:
+            for kind, ns, old in r.prev_names:
+                if old != r.name:
+                    renames[(kind, ns or None, old)] = r.name
+                    renames.setdefault((kind, r.namespace or None, old), r.name)
+        if renames:
+            try:
+                datas = namereference.rewrite_references([r.data for r in resources], renames, extra=ctx.name_ref_config)
+            except KustomizeError as e:
+                ctx.problems.append(Problem("kustomize-build", f"name references: {e}", resources[0].origin.location))
+            else:
+                for r, dd in zip(resources, datas, strict=True):
+                    r.data = dd
+        return resources
+
+
+def _needs_hash(args: dict[str, Any], opts: dict[str, Any] | None) -> bool:
+    own = as_dict(args.get("options"))
+    if "disableNameSuffixHash" in own:
+        return not bool(own["disableNameSuffixHash"])
+    return not (opts and opts.get("disableNameSuffixHash"))
+
+
+def _same_generated(a: Resource, b: Resource) -> bool:
+    return a.kind == b.kind and a.name == b.name and (a.namespace or "") == (b.namespace or "")
+
+
+def _group_of(api_version: Any) -> str:
+    if not isinstance(api_version, str):
+        return ""
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+def _as_list(v: Any) -> list[Any]:
+    return as_list(v)
+
+
+def _str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return "" if v is None else str(v)
+
+
+def _set_namespace(resources: list[Resource], ns: str) -> None:
+    """kustomize's namespace transformer (api/filters/namespace): every namespaced object gets
+    the namespace; every Namespace object is renamed to it; RoleBinding/ClusterRoleBinding
+    subjects that are ServiceAccounts in the default namespace follow."""
+    for r in resources:
+        if r.kind == "Namespace":
+            if r.name != ns:
+                r.set_name(ns)
+            continue
+        if r.kind in KUSTOMIZE_CLUSTER_SCOPED_KINDS:
+            if r.kind == "ClusterRoleBinding":
+                _fix_subjects(r, ns)
+            continue
+        old = r.namespace
+        r.ensure_metadata()["namespace"] = ns
+        if old and old != ns:
+            r.prev_names.append((r.kind, old, r.name))
+        if r.kind == "RoleBinding":
+            _fix_subjects(r, ns)
+
+
+def _fix_subjects(r: Resource, ns: str) -> None:
+    subjects = r.data.get("subjects")
+    if not isinstance(subjects, list):
+        return
+    for s in subjects:
+        if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and s.get("namespace") in (None, "default"):
+            s["namespace"] = ns
+
+
+_SELECTOR_PATHS = (("spec", "selector", "matchLabels"), ("spec", "template", "metadata", "labels"))
+
+
+def _apply_labels(resources: list[Resource], k: dict[str, Any]) -> None:
+    common = k.get("commonLabels")
+    groups: list[tuple[dict[str, Any], bool, bool]] = []
+    if isinstance(common, dict) and common:
+        groups.append((common, True, True))
+    for entry in _as_list(k.get("labels")):
+        if isinstance(entry, dict) and isinstance(entry.get("pairs"), dict):
+            groups.append((entry["pairs"], bool(entry.get("includeSelectors")), bool(entry.get("includeTemplates")) or bool(entry.get("includeSelectors"))))
+    for pairs, selectors, templates in groups:
+        vals = {str(a): _str(v) for a, v in pairs.items()}
+        for r in resources:
+            md = r.ensure_metadata()
+            cur = as_dict(md.get("labels"))
+            md["labels"] = {**cur, **vals}
+            spec = r.data.get("spec")
+            if not isinstance(spec, dict):
+                continue
+            if selectors and r.kind in ("Service",):
+                sel = as_dict(spec.get("selector"))
+                spec["selector"] = {**sel, **vals}
+            if r.kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"):
+                if selectors and r.kind not in ("Job", "CronJob"):
+                    sel = as_dict(spec.get("selector"))
+                    ml = as_dict(sel.get("matchLabels"))
+                    sel["matchLabels"] = {**ml, **vals}
+                    spec["selector"] = sel
+                if templates:
+                    tpl = spec.get("template") if isinstance(spec.get("template"), dict) else None
+                    if tpl is not None:
+                        tmd = as_dict(tpl.get("metadata"))
+                        tl = as_dict(tmd.get("labels"))
+                        tmd["labels"] = {**tl, **vals}
+                        tpl["metadata"] = tmd
+
+
+_IMAGE_CONTAINER_KEYS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _apply_images(data: Any, imgs: list[dict[str, Any]]) -> None:
+    """kustomize's image transformer over every ``containers``/``initContainers`` image field."""
+    stack = [data]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            for key, val in cur.items():
+                if key in _IMAGE_CONTAINER_KEYS and isinstance(val, list):
+                    for c in val:
+                        if isinstance(c, dict) and isinstance(c.get("image"), str):
+                            c["image"] = _new_image(c["image"], imgs)
+                if isinstance(val, (dict, list)):
+                    stack.append(val)
+        elif isinstance(cur, list):
+            stack.extend(x for x in cur if isinstance(x, (dict, list)))
+
+
+def _new_image(image: str, imgs: list[dict[str, Any]]) -> str:
+    name, tag, digest = image, "", ""
+    if "@" in name:
+        name, digest = name.split("@", 1)
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > slash:
+        name, tag = name[:colon], name[colon + 1 :]
+    for im in imgs:
+        if im.get("name") != name:
+            continue
+        new_name = as_str(im.get("newName")) or name
+        if im.get("digest"):
+            return f"{new_name}@{im['digest']}"
+        if im.get("newTag") is not None:
+            return f"{new_name}:{_str(im['newTag'])}"
+        if digest:
+            return f"{new_name}@{digest}"
+        return f"{new_name}:{tag}" if tag else new_name
+    return image

@@ -1,0 +1,157 @@
+"""kustomize ``replacements`` (api/filters/replacement): copy a field of one resource into
+fields of others. Field paths use kyaml's syntax: dot-separated names, ``[key=value]`` list
+selectors, ``*`` wildcards, numeric list indexes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fluxgraph.kustomize import selector
+from fluxgraph.kustomize.errors import KustomizeError
+from fluxgraph.model import as_dict
+
+
+def parse_field_path(path: str) -> list[str]:
+    parts: list[str] = []
+    cur = ""
+    depth = 0
+    for ch in path:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "." and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p for p in parts if p != ""]
+
+
+def _matches_item(item: Any, seg: str) -> bool:
+    body = seg[1:-1]
+    if "=" not in body or not isinstance(item, dict):
+        return False
+    k, v = body.split("=", 1)
+    return str(item.get(k)) == v
+
+
+def _get(node: Any, parts: list[str]) -> list[Any]:
+    nodes = [node]
+    for seg in parts:
+        nxt: list[Any] = []
+        for n in nodes:
+            if seg == "*":
+                if isinstance(n, dict):
+                    nxt.extend(n.values())
+                elif isinstance(n, list):
+                    nxt.extend(n)
+            elif seg.startswith("[") and seg.endswith("]"):
+                if isinstance(n, list):
+                    nxt.extend(x for x in n if _matches_item(x, seg))
+            elif isinstance(n, dict):
+                if seg in n:
+                    nxt.append(n[seg])
+            elif isinstance(n, list) and seg.isdigit() and int(seg) < len(n):
+                nxt.append(n[int(seg)])
+        nodes = nxt
+    return nodes
+
+
+def _set(node: Any, parts: list[str], value: Any, options: dict[str, Any]) -> int:
+    """Set every match of parts under node; returns how many were set."""
+    if not parts:
+        return 0
+    seg, rest = parts[0], parts[1:]
+    create = bool(options.get("create"))
+    count = 0
+    children: list[tuple[Any, Any]] = []  # (container, key)
+    if seg == "*":
+        if isinstance(node, dict):
+            children = [(node, k) for k in node]
+        elif isinstance(node, list):
+            children = [(node, i) for i in range(len(node))]
+    elif seg.startswith("[") and seg.endswith("]"):
+        if isinstance(node, list):
+            children = [(node, i) for i, x in enumerate(node) if _matches_item(x, seg)]
+            if not children and create and "=" in seg:
+                k, v = seg[1:-1].split("=", 1)
+                node.append({k: v})
+                children = [(node, len(node) - 1)]
+    elif isinstance(node, dict):
+        if seg in node:
+            children = [(node, seg)]
+        elif create:
+            node[seg] = {} if rest else None
+            children = [(node, seg)]
+    elif isinstance(node, list) and seg.isdigit() and int(seg) < len(node):
+        children = [(node, int(seg))]
+    for container, key in children:
+        if not rest:
+            container[key] = _with_delimiter(container[key], value, options)
+            count += 1
+        else:
+            if container[key] is None and create:
+                container[key] = [] if rest[0].startswith("[") else {}
+            count += _set(container[key], rest, value, options)
+    return count
+
+
+def _with_delimiter(old: Any, value: Any, options: dict[str, Any]) -> Any:
+    delim = options.get("delimiter")
+    if not delim or not isinstance(old, str):
+        return value
+    pieces = old.split(str(delim))
+    idx = options.get("index", 0)
+    if not isinstance(idx, int):
+        raise KustomizeError("options.index must be an integer")
+    if idx >= len(pieces):
+        pieces.append(str(value))
+    elif idx < 0:
+        pieces.insert(0, str(value))
+    else:
+        pieces[idx] = str(value)
+    return str(delim).join(pieces)
+
+
+def _select(resources: list[dict[str, Any]], sel: dict[str, Any]) -> list[dict[str, Any]]:
+    target = {k: v for k, v in sel.items() if k in ("group", "version", "kind", "name", "namespace", "labelSelector", "annotationSelector")}
+    return [r for r in resources if selector.matches(r, target)]
+
+
+def apply_replacements(resources: list[dict[str, Any]], replacements: list[Any]) -> None:
+    """Apply in place (the caller owns ``resources``)."""
+    for i, rep in enumerate(replacements):
+        if not isinstance(rep, dict) or not isinstance(rep.get("source"), dict):
+            raise KustomizeError(f"replacement {i} has no source")
+        src = rep["source"]
+        matches = _select(resources, src)
+        if len(matches) != 1:
+            raise KustomizeError(f"replacement {i}: source selects {len(matches)} resources, expected exactly one")
+        fp = src.get("fieldPath") or "metadata.name"
+        values = _get(matches[0], parse_field_path(str(fp)))
+        if not values:
+            raise KustomizeError(f"replacement {i}: source field {fp} not found")
+        value = values[0]
+        sopts = as_dict(src.get("options"))
+        if sopts.get("delimiter") and isinstance(value, str):
+            pieces = value.split(str(sopts["delimiter"]))
+            idx = sopts.get("index", 0)
+            if isinstance(idx, int) and 0 <= idx < len(pieces):
+                value = pieces[idx]
+        for t in rep.get("targets") or []:
+            if not isinstance(t, dict) or not isinstance(t.get("select"), dict):
+                raise KustomizeError(f"replacement {i}: target without select")
+            chosen = _select(resources, t["select"])
+            for rej in t.get("reject") or []:
+                if isinstance(rej, dict):
+                    rejected = {id(r) for r in _select(resources, rej)}
+                    chosen = [r for r in chosen if id(r) not in rejected]
+            topts = as_dict(t.get("options"))
+            for r in chosen:
+                for path in t.get("fieldPaths") or ["metadata.name"]:
+                    n = _set(r, parse_field_path(str(path)), value, topts)
+                    if n == 0 and not topts.get("create"):
+                        raise KustomizeError(f"replacement {i}: unable to find field {path} in {r.get('kind')}/{(r.get('metadata') or {}).get('name')}")

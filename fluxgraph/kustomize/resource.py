@@ -1,0 +1,181 @@
+"""A resource as it moves through a build: its data plus where it came from."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from fluxgraph.model import Location, ObjRef, api_group
+from fluxgraph.yamlio import Document
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Provenance: the document a resource was read from (or the kustomization that generated
+    it) and the chain of kustomization files that brought it in, outermost first."""
+
+    file: str
+    line: int
+    doc_index: int = 0
+    via: tuple[str, ...] = ()
+    generated_by: str | None = None  # "configMapGenerator" / "secretGenerator"
+
+    @property
+    def location(self) -> Location:
+        return Location(self.file, max(1, self.line), 1)
+
+
+class Resource:
+    __slots__ = ("data", "origin", "doc", "needs_hash", "prev_names", "behavior")
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        origin: Origin,
+        doc: Document | None = None,
+        needs_hash: bool = False,
+    ):
+        self.data = data
+        self.origin = origin
+        self.doc = doc
+        self.needs_hash = needs_hash
+        # names this resource had before prefix/suffix/hash renames: (kind, namespace, name)
+        self.prev_names: list[tuple[str, str, str]] = []
+        self.behavior = "create"
+
+    # identity --------------------------------------------------------------------------
+    @property
+    def api_version(self) -> str:
+        v = self.data.get("apiVersion")
+        return v if isinstance(v, str) else ""
+
+    @property
+    def kind(self) -> str:
+        v = self.data.get("kind")
+        return v if isinstance(v, str) else ""
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        md = self.data.get("metadata")
+        return md if isinstance(md, dict) else {}
+
+    @property
+    def name(self) -> str:
+        v = self.metadata.get("name")
+        return v if isinstance(v, str) else ("" if v is None else str(v))
+
+    @property
+    def namespace(self) -> str:
+        v = self.metadata.get("namespace")
+        return v if isinstance(v, str) else ("" if v is None else str(v))
+
+    @property
+    def group(self) -> str:
+        return api_group(self.api_version)
+
+    @property
+    def ref(self) -> ObjRef:
+        return ObjRef(self.kind, self.namespace, self.name, self.group)
+
+    def id_key(self) -> tuple[str, str, str, str]:
+        """kustomize's ResId: group, kind, namespace, name (version is not part of it)."""
+        return (self.group, self.kind, self.namespace, self.name)
+
+    def labels(self) -> dict[str, Any]:
+        v = self.metadata.get("labels")
+        return v if isinstance(v, dict) else {}
+
+    def annotations(self) -> dict[str, Any]:
+        v = self.metadata.get("annotations")
+        return v if isinstance(v, dict) else {}
+
+    def ensure_metadata(self) -> dict[str, Any]:
+        md = self.data.get("metadata")
+        if not isinstance(md, dict):
+            md = {}
+            self.data["metadata"] = md
+        return md
+
+    def set_name(self, name: str) -> None:
+        old = (self.kind, self.namespace, self.name)
+        if old[2] != name:
+            self.prev_names.append(old)
+        self.ensure_metadata()["name"] = name
+
+    def copy(self) -> Resource:
+        r = Resource(copy.deepcopy(self.data), self.origin, self.doc, self.needs_hash)
+        r.prev_names = list(self.prev_names)
+        r.behavior = self.behavior
+        return r
+
+    def position(self, path: tuple[Any, ...]) -> Location:
+        """1-based location of a field in the source document (or the document start)."""
+        if self.doc is not None:
+            line, col = self.doc.position(path)
+            return Location(self.origin.file, line, col)
+        return self.origin.location
+
+    def __repr__(self) -> str:
+        return f"<Resource {self.ref} from {self.origin.file}:{self.origin.line}>"
+
+
+# Kinds the Kubernetes API serves cluster-scoped (Flux's view, through the API server's
+# RESTMapper: a namespace set on them is ignored).
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "APIService",
+        "CertificateSigningRequest",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ComponentStatus",
+        "CSIDriver",
+        "CSINode",
+        "CustomResourceDefinition",
+        "DeviceClass",
+        "FlowSchema",
+        "IngressClass",
+        "IPAddress",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "PodSecurityPolicy",
+        "PriorityClass",
+        "PriorityLevelConfiguration",
+        "ResourceSlice",
+        "RuntimeClass",
+        "SelfSubjectAccessReview",
+        "SelfSubjectRulesReview",
+        "ServiceCIDR",
+        "StorageClass",
+        "StorageVersion",
+        "SubjectAccessReview",
+        "TokenReview",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "VolumeAttachment",
+        "VolumeAttributesClass",
+    }
+)
+
+# Kinds added to Kubernetes after v1.21: kustomize v5's embedded OpenAPI schema (kyaml
+# ``openapi/kubernetesapi``, v1.21.2 by default) does not know them, so its namespace
+# transformer treats them as namespaced and sets metadata.namespace on them.
+_UNKNOWN_TO_KUSTOMIZE = frozenset(
+    {
+        "DeviceClass",
+        "IPAddress",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+        "ResourceSlice",
+        "ServiceCIDR",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "VolumeAttributesClass",
+    }
+)
+KUSTOMIZE_CLUSTER_SCOPED_KINDS = CLUSTER_SCOPED_KINDS - _UNKNOWN_TO_KUSTOMIZE
