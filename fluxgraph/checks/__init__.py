@@ -1,0 +1,96 @@
+"""Checks: one module per rule, ``ID`` plus a pure ``check(ctx)`` generator over the model.
+
+A check reads the built cluster model (``ctx.cluster``) and yields ``RawFinding``s; it does no
+I/O, prints nothing and never decides severity or suppression (the engine does). It calls
+``ctx.evaluated()`` once per assertion it evaluates, so that a clean report says how much was
+looked at. Modules are discovered from this package; the catalog test keeps every check
+matched by a ``rules/<ID>.md`` entry and a good/bad fixture pair.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from fluxgraph.findings import RawFinding
+from fluxgraph.model import Location, ObjRef, Problem
+
+if TYPE_CHECKING:
+    from fluxgraph.api import Repository
+    from fluxgraph.cluster import ClusterModel
+
+CheckFn = Callable[["CheckContext"], Iterable[RawFinding]]
+
+
+@dataclass
+class CheckContext:
+    cluster: ClusterModel
+    repo: Repository
+    options: dict[str, Any] = field(default_factory=dict)
+    assertions: int = 0
+
+    def evaluated(self, n: int = 1) -> None:
+        self.assertions += n
+
+    def finding(
+        self,
+        message: str,
+        location: Location,
+        *,
+        obj: ObjRef | None = None,
+        kustomization: str | None = None,
+        related: Iterable[Location] = (),
+        subject: str = "",
+        **details: str,
+    ) -> RawFinding:
+        return RawFinding(
+            message=message,
+            location=location,
+            obj=obj,
+            kustomization=kustomization,
+            related=tuple(related),
+            subject=subject,
+            details=tuple(sorted(details.items())),
+        )
+
+    def problems(self) -> Iterator[Problem]:
+        """Every problem the model recorded for this cluster (loading, building, parsing)."""
+        yield from self.cluster.problems
+        for ks in self.cluster.kustomizations.values():
+            yield from ks.problems
+
+
+def problem_check(codes: frozenset[str]) -> CheckFn:
+    """A check that reports the model's recorded problems with the given codes."""
+
+    def check(ctx: CheckContext) -> Iterator[RawFinding]:
+        # one assertion per Kustomization: "its build has no problem of this kind"
+        ctx.evaluated(len(ctx.cluster.kustomizations))
+        for p in ctx.problems():
+            if p.not_evaluated:
+                continue
+            if p.code in codes:
+                yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=p.message)
+
+    return check
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, CheckFn]:
+    out: dict[str, CheckFn] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        rid = getattr(mod, "ID", None)
+        fn = getattr(mod, "check", None)
+        if not isinstance(rid, str) or not callable(fn):
+            raise RuntimeError(f"fluxgraph.checks.{info.name} must define ID and check()")
+        if rid.replace("-", "_") != info.name:
+            raise RuntimeError(f"fluxgraph.checks.{info.name}: ID {rid!r} does not match the module name")
+        out[rid] = fn
+    return out

@@ -1,0 +1,16 @@
+"""Report formats are registry entries: adding one never touches a check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fluxgraph.engine import Report
+from fluxgraph.render.json_report import render_json
+from fluxgraph.render.text import render_text
+
+Renderer = Callable[[Report, bool], str]
+
+FORMATS: dict[str, Renderer] = {
+    "text": render_text,
+    "json": render_json,
+}

@@ -1,0 +1,31 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+GOLDEN = ROOT / "tests" / "golden"
+CORPUS = ROOT.parent / "shared" / "corpus"
+UPDATE = os.environ.get("FLUXGRAPH_UPDATE_GOLDEN") == "1"
+
+
+def check_golden(name: str, actual: str) -> None:
+    """Compare ``actual`` with tests/golden/<name>; FLUXGRAPH_UPDATE_GOLDEN=1 rewrites it."""
+    path = GOLDEN / name
+    if UPDATE or not path.exists():
+        if not UPDATE:
+            pytest.fail(f"golden file {path} is missing; run with FLUXGRAPH_UPDATE_GOLDEN=1 and review it")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual)
+        return
+    expected = path.read_text()
+    assert actual == expected, f"{name} differs from its golden file (FLUXGRAPH_UPDATE_GOLDEN=1 to update after review)"
+
+
+def fixture_options(repo: Path) -> dict:
+    """Per-fixture analyze() options from an optional fixture.json (not YAML, so Flux and
+    fluxgraph's discovery never read it as a manifest)."""
+    f = repo / "fixture.json"
+    return json.loads(f.read_text()).get("options", {}) if f.exists() else {}
