@@ -56,7 +56,12 @@ def run_checks(
     unknown = [r for r in (enabled or set()) | (disabled or set()) if r not in catalog]
     if unknown:
         raise FluxgraphError(f"unknown rule(s): {', '.join(sorted(unknown))} (see `fluxgraph rules`)")
-    rule_ids = [rid for rid in sorted(checks) if (enabled is None and catalog[rid].default) or (enabled is not None and rid in enabled)]
+    # a check runs only with its catalog entry (tests/test_catalog.py keeps the two in step)
+    rule_ids = [
+        rid
+        for rid in sorted(checks)
+        if rid in catalog and ((enabled is None and catalog[rid].default) or (enabled is not None and rid in enabled))
+    ]
     rule_ids = [r for r in rule_ids if r not in (disabled or set())]
     findings: dict[tuple[Any, ...], Finding] = {}
     not_evaluated: dict[tuple[Any, ...], Problem] = {}
