@@ -25,6 +25,7 @@ class Repository:
     root: Path
     clusters: list[ClusterModel]
     problems: list[Problem] = field(default_factory=list)
+    cache: FileCache | None = field(default=None, repr=False)
 
 
 def flux_is_strict(version: str | None) -> bool:
@@ -144,4 +145,4 @@ def load(
         for r, m in clusters
         if not (r.weak and cluster is None and any(r.dir in built[id(o)] for _, o in clusters if o is not m))
     ]
-    return Repository(root=fs.root, clusters=sorted(kept, key=lambda c: c.root_dir), problems=problems)
+    return Repository(root=fs.root, clusters=sorted(kept, key=lambda c: c.root_dir), problems=problems, cache=cache)

@@ -105,6 +105,9 @@ def graph(
     _emit(text, output)
 
 
+CHECK_FORMATS = ["text", "json", "sarif", "junit", "github"]
+
+
 @main.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @cluster_option
@@ -112,17 +115,32 @@ def graph(
 @flux_version_option
 @strict_option
 @substitute_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
+@click.option(
+    "--format",
+    "fmts",
+    type=click.Choice(CHECK_FORMATS),
+    multiple=True,
+    help="Report format (repeatable, paired in order with --output). Default: text.",
+)
+@click.option(
+    "--output",
+    "-o",
+    "outputs",
+    type=click.Path(dir_okay=False, writable=True),
+    multiple=True,
+    help="Write the report to FILE (repeatable, one per --format).",
+)
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info"]),
-    default="error",
-    show_default=True,
-    help="Lowest severity that makes the exit status 1.",
+    default=None,
+    help="Lowest severity that makes the exit status 1 (default: error).",
 )
 @click.option("--enable", "enable", multiple=True, metavar="RULE", help="Run only these rules (repeatable).")
 @click.option("--disable", "disable", multiple=True, metavar="RULE", help="Do not run these rules (repeatable).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Configuration file (default: .fluxgraph.yaml found from PATH upwards).")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None, help="Report only findings not in this baseline file.")
+@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), default=None, help="Write every current finding to FILE as the new baseline.")
 def check(
     path: str,
     cluster: str | None,
@@ -131,34 +149,73 @@ def check(
     strict: bool | None,
     substitute: tuple[str, ...],
     substitute_from: tuple[str, ...],
-    fmt: str,
-    output: str | None,
-    fail_on: str,
+    fmts: tuple[str, ...],
+    outputs: tuple[str, ...],
+    fail_on: str | None,
     enable: tuple[str, ...],
     disable: tuple[str, ...],
+    config_path: str | None,
+    baseline_path: str | None,
+    write_baseline_path: str | None,
 ) -> None:
-    """Check PATH for Flux hazards. Exit 0: none at or above --fail-on; 1: found; 2: error."""
+    """Check PATH for Flux hazards.
+
+    Exit status: 0 when no finding is at or above --fail-on, 1 when one is, 2 for a usage or
+    input error (the message says which file).
+    """
+    from pathlib import Path
+
+    from fluxgraph.config import Config, find_config, load_config
     from fluxgraph.engine import analyze
     from fluxgraph.findings import Severity
     from fluxgraph.render import FORMATS
+    from fluxgraph.suppress import read_baseline, write_baseline
 
+    formats = list(fmts) or ["text"]
+    if outputs and len(outputs) != len(formats):
+        _fail(f"{len(formats)} --format but {len(outputs)} --output: give one --output per --format")
+    if not outputs and len(formats) > 1:
+        _fail("several --format need one --output each (only one report can go to stdout)")
     try:
+        cfg_file = Path(config_path) if config_path else find_config(Path(path))
+        cfg = load_config(cfg_file) if cfg_file else Config()
+        variables = dict(cfg.substitute)
+        variables.update(_parse_vars(substitute, substitute_from))
+        baseline = None
+        bpath = baseline_path or (str(cfg.path.parent / cfg.baseline) if cfg.baseline and cfg.path else None)
+        if bpath and not write_baseline_path:
+            try:
+                baseline = read_baseline(bpath)
+            except ValueError as e:
+                raise FluxgraphError(str(e)) from None
         report = analyze(
             path,
-            cluster=cluster,
-            env=env,
-            flux_version=flux_version,
-            strict=strict,
-            extra_vars=_parse_vars(substitute, substitute_from),
-            enabled=set(enable) or None,
-            disabled=set(disable),
+            cluster=cluster if cluster is not None else (cfg.cluster if env is None else None),
+            env=env if env is not None else (cfg.env if cluster is None and cfg.cluster is None else None),
+            flux_version=flux_version or cfg.flux_version,
+            strict=strict if strict is not None else cfg.strict,
+            extra_vars=variables,
+            enabled=set(enable) or cfg.enable,
+            disabled=set(disable) | cfg.disable,
+            severities=cfg.severities,
+            exclude=cfg.excluded if cfg.exclude else None,
+            baseline=baseline,
         )
     except FluxgraphError as e:
         _fail(str(e))
         return
-    color = output is None and sys.stdout.isatty()
-    _emit(FORMATS[fmt](report, color), output)
-    sys.exit(report.exit_code(Severity(fail_on)))
+    if write_baseline_path:
+        try:
+            write_baseline(write_baseline_path, report.findings)
+        except OSError as e:
+            _fail(f"cannot write {write_baseline_path}: {e.strerror}")
+        click.echo(f"fluxgraph: wrote {len(report.findings)} findings to {write_baseline_path}", err=True)
+    for i, fmt in enumerate(formats):
+        out = outputs[i] if outputs else None
+        color = out is None and fmt == "text" and sys.stdout.isatty()
+        _emit(FORMATS[fmt](report, color), out)
+    threshold = Severity(fail_on) if fail_on else (cfg.fail_on or Severity.ERROR)
+    sys.exit(0 if write_baseline_path else report.exit_code(threshold))
 
 
 @main.command("rules")

@@ -1,6 +1,9 @@
 """The check engine: run every enabled check over every cluster, stamp rule, severity and
-suppression, deduplicate and sort. ``analyze()`` is the library entry point behind
-``fluxgraph check``.
+fingerprint, deduplicate, then apply path exclusions, suppressions and the baseline, and sort.
+``analyze()`` is the library entry point behind ``fluxgraph check``.
+
+Checks run in two phases: ordinary checks (phase 1) see the model; checks with ``PHASE = 2``
+(the suppression hygiene rules) also see the suppressions and which of them matched.
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from fluxgraph.api import Repository, load
-from fluxgraph.catalog import RuleSpec, load_catalog
-from fluxgraph.checks import CheckContext, registry
-from fluxgraph.findings import Finding, Severity
+from fluxgraph.catalog import load_catalog
+from fluxgraph.checks import CheckContext, phase_of, registry
+from fluxgraph.findings import Finding, RawFinding, Severity
 from fluxgraph.model import FluxgraphError, Problem
+from fluxgraph.suppress import Suppression, apply, collect
 
 
 @dataclass
@@ -24,6 +28,8 @@ class Report:
     assertions: int
     rules_run: list[str]
     suppressed: list[Finding] = field(default_factory=list)
+    baselined: list[Finding] = field(default_factory=list)
+    excluded: list[Finding] = field(default_factory=list)
 
     @property
     def clusters(self) -> list[str]:
@@ -43,6 +49,16 @@ class Report:
         return 1 if any(f.severity.rank >= fail_on.rank for f in self.findings) else 0
 
 
+def _files_of(repo: Repository) -> set[str]:
+    files: set[str] = set()
+    for c in repo.clusters:
+        for ks in c.kustomizations.values():
+            files |= ks.files
+            if ks.declared_at is not None:
+                files.add(ks.declared_at.file)
+    return files
+
+
 def run_checks(
     repo: Repository,
     *,
@@ -50,61 +66,100 @@ def run_checks(
     disabled: set[str] | None = None,
     severities: dict[str, Severity] | None = None,
     options: dict[str, Any] | None = None,
+    exclude: Any = None,
+    baseline: set[tuple[str, str]] | None = None,
 ) -> Report:
+    """Run the checks. ``exclude`` is a predicate on repo-relative file paths; ``baseline`` a
+    set of (rule, fingerprint) already known."""
     catalog = load_catalog()
     checks = registry()
-    unknown = [r for r in (enabled or set()) | (disabled or set()) if r not in catalog]
+    unknown = [r for r in (enabled or set()) | (disabled or set()) | set(severities or {}) if r not in catalog]
     if unknown:
         raise FluxgraphError(f"unknown rule(s): {', '.join(sorted(unknown))} (see `fluxgraph rules`)")
     # a check runs only with its catalog entry (tests/test_catalog.py keeps the two in step)
     rule_ids = [
         rid
         for rid in sorted(checks)
-        if rid in catalog and ((enabled is None and catalog[rid].default) or (enabled is not None and rid in enabled))
+        if rid in catalog
+        and ((enabled is None and catalog[rid].default) or (enabled is not None and rid in enabled))
+        and rid not in (disabled or set())
     ]
-    rule_ids = [r for r in rule_ids if r not in (disabled or set())]
     findings: dict[tuple[Any, ...], Finding] = {}
     not_evaluated: dict[tuple[Any, ...], Problem] = {}
     assertions = 0
+
+    def stamp(rid: str, raw: RawFinding, cluster: str) -> None:
+        sev = (severities or {}).get(rid) or raw.severity or catalog[rid].severity
+        key = (rid, raw.location, raw.message)
+        if key not in findings:
+            findings[key] = Finding(
+                location=raw.location,
+                rule=rid,
+                severity=sev,
+                message=raw.message,
+                cluster=cluster,
+                obj=raw.obj,
+                kustomization=raw.kustomization,
+                related=raw.related,
+                fingerprint=Finding.fingerprint_of(rid, raw),
+                details=raw.details,
+            )
+
+    phase1 = [r for r in rule_ids if phase_of(r) == 1]
+    phase2 = [r for r in rule_ids if phase_of(r) == 2]
     for cluster in repo.clusters:
-        for rid in rule_ids:
-            spec: RuleSpec = catalog[rid]
+        for rid in phase1:
             ctx = CheckContext(cluster=cluster, repo=repo, options=dict(options or {}))
             for raw in checks[rid](ctx):
-                sev = (severities or {}).get(rid) or raw.severity or spec.severity
-                key = (rid, raw.location, raw.message)
-                if key in findings:
-                    continue
-                findings[key] = Finding(
-                    location=raw.location,
-                    rule=rid,
-                    severity=sev,
-                    message=raw.message,
-                    cluster=cluster.name,
-                    obj=raw.obj,
-                    kustomization=raw.kustomization,
-                    related=raw.related,
-                    fingerprint=Finding.fingerprint_of(rid, raw),
-                    details=raw.details,
-                )
+                stamp(rid, raw, cluster.name)
             assertions += ctx.assertions
         for p in [*cluster.problems, *(p for ks in cluster.kustomizations.values() for p in ks.problems)]:
             if p.not_evaluated:
                 not_evaluated.setdefault((p.code, p.location, p.message), p)
+
     ordered = sorted(findings.values())
+    excluded = [f for f in ordered if exclude is not None and exclude(f.location.file)]
+    ordered = [f for f in ordered if not (exclude is not None and exclude(f.location.file))]
+    suppressions: list[Suppression] = collect(repo.cache, _files_of(repo) | {f.location.file for f in ordered}) if repo.cache else []
+    kept, suppressed = apply(ordered, suppressions)
+
+    if phase2 and repo.clusters:
+        findings.clear()
+        ctx = CheckContext(
+            cluster=repo.clusters[0],
+            repo=repo,
+            options={
+                **(options or {}),
+                "suppressions": suppressions,
+                "known_rules": set(catalog),
+                "rules_run": set(rule_ids),
+            },
+        )
+        for rid in phase2:
+            for raw in checks[rid](ctx):
+                if exclude is None or not exclude(raw.location.file):
+                    stamp(rid, raw, "")
+        assertions += ctx.assertions
+        kept = sorted([*kept, *findings.values()])
+
+    baselined = [f for f in kept if baseline and (f.rule, f.fingerprint) in baseline]
+    kept = [f for f in kept if not (baseline and (f.rule, f.fingerprint) in baseline)]
     return Report(
         repo=repo,
-        findings=ordered,
+        findings=kept,
         not_evaluated=sorted(not_evaluated.values(), key=lambda p: p.sort_key()),
         assertions=assertions,
         rules_run=rule_ids,
+        suppressed=suppressed,
+        baselined=baselined,
+        excluded=excluded,
     )
 
 
 def analyze(path: str | Path, **kwargs: Any) -> Report:
     """Load the repository and run the checks. Keyword arguments are those of ``api.load``
-    plus ``enabled``, ``disabled``, ``severities`` and ``options`` of ``run_checks``."""
-    check_keys = ("enabled", "disabled", "severities", "options")
+    plus those of ``run_checks``."""
+    check_keys = ("enabled", "disabled", "severities", "options", "exclude", "baseline")
     check_kwargs = {k: kwargs.pop(k) for k in check_keys if k in kwargs}
     repo = load(path, **kwargs)
     return run_checks(repo, **check_kwargs)

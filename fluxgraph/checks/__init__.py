@@ -79,6 +79,16 @@ def problem_check(codes: frozenset[str]) -> CheckFn:
     return check
 
 
+_PHASES: dict[str, int] = {}
+
+
+def phase_of(rule_id: str) -> int:
+    """1 for checks over the model; 2 for checks that also need the suppressions
+    (``ctx.options["suppressions"]``, after the engine matched them against findings)."""
+    registry()
+    return _PHASES.get(rule_id, 1)
+
+
 @lru_cache(maxsize=1)
 def registry() -> dict[str, CheckFn]:
     out: dict[str, CheckFn] = {}
@@ -93,4 +103,5 @@ def registry() -> dict[str, CheckFn]:
         if rid.replace("-", "_") != info.name:
             raise RuntimeError(f"fluxgraph.checks.{info.name}: ID {rid!r} does not match the module name")
         out[rid] = fn
+        _PHASES[rid] = int(getattr(mod, "PHASE", 1))
     return out

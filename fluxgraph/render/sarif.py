@@ -1,0 +1,106 @@
+"""SARIF 2.1.0 for GitHub code scanning: rules from the catalog, results with physical
+locations relative to the repository root (``%SRCROOT%``) and stable partial fingerprints
+(rule + file + subject, independent of the line, so alerts survive edits)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fluxgraph import __version__
+from fluxgraph.catalog import load_catalog
+from fluxgraph.engine import Report
+from fluxgraph.findings import Severity
+from fluxgraph.model import Location
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFO_URI = "https://github.com/fluxgraph/fluxgraph"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# GitHub ranks alerts by security-severity when present; these are not security rules, so
+# only the problem.severity property is set.
+_PROBLEM = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "recommendation"}
+
+
+def _location(loc: Location, message: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": {"uri": loc.file, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": loc.line, "startColumn": loc.column},
+        }
+    }
+    if message:
+        out["message"] = {"text": message}
+    return out
+
+
+def render_sarif(report: Report, color: bool = False) -> str:
+    catalog = load_catalog()
+    rule_ids = sorted(set(report.rules_run) | {f.rule for f in report.findings})
+    index = {rid: i for i, rid in enumerate(rule_ids)}
+    rules = []
+    for rid in rule_ids:
+        spec = catalog[rid]
+        rules.append(
+            {
+                "id": rid,
+                "name": "".join(w.capitalize() for w in rid.split("-")),
+                "shortDescription": {"text": spec.summary},
+                "fullDescription": {"text": spec.section("What it does") or spec.summary},
+                "help": {"text": spec.fix, "markdown": spec.body},
+                "helpUri": f"{INFO_URI}/blob/main/docs/rules/{rid}.md",
+                "defaultConfiguration": {"level": _LEVEL[spec.severity]},
+                "properties": {"tags": list(spec.tags), "problem.severity": _PROBLEM[spec.severity]},
+            }
+        )
+    results = []
+    for f in report.findings:
+        result: dict[str, Any] = {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": _LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [_location(f.location)],
+            "partialFingerprints": {"fluxgraph/v1": f.fingerprint},
+            "properties": {"cluster": f.cluster},
+        }
+        if f.kustomization:
+            result["properties"]["kustomization"] = f.kustomization
+        if f.obj is not None:
+            result["properties"]["object"] = str(f.obj)
+        if f.related:
+            result["relatedLocations"] = [dict(_location(r), id=i + 1) for i, r in enumerate(f.related)]
+        results.append(result)
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "fluxgraph",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFO_URI,
+                        "rules": rules,
+                    }
+                },
+                "automationDetails": {"id": "fluxgraph/" + ",".join(report.clusters)},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "toolExecutionNotifications": [
+                            {
+                                "level": "note",
+                                "message": {"text": f"not evaluated: {p.message}"},
+                                "locations": [_location(p.location)],
+                            }
+                            for p in report.not_evaluated
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2) + "\n"
