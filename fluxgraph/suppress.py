@@ -81,13 +81,14 @@ def collect(cache: FileCache, files: set[str]) -> list[Suppression]:
             continue
         spans = _doc_spans(cache, file)
         # annotations
-        for first, last, data in spans:
+        for doc, (first, last, data) in zip(docs, spans, strict=True):
             md = data.get("metadata") if isinstance(data, dict) else None
             ann = md.get("annotations") if isinstance(md, dict) else None
             value = ann.get(ANNOTATION) if isinstance(ann, dict) else None
             if isinstance(value, str):
+                line, col = doc.position(("metadata", "annotations", ANNOTATION))
                 for rules, reason in _parse_entries(value):
-                    out.append(Suppression(rules, reason, Location(file, first), "annotation", first, last))
+                    out.append(Suppression(rules, reason, Location(file, line, col), "annotation", first, last))
         # comments
         lines = docs[0].source.splitlines()
         for idx, line in enumerate(lines):
