@@ -221,9 +221,16 @@ def check(
 @main.command("rules")
 @click.argument("rule_id", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
-def rules_cmd(rule_id: str | None, fmt: str) -> None:
-    """List the rules, or print one rule's documentation."""
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="With --format markdown: write README.md and one page per rule into DIR (docs/rules).",
+)
+def rules_cmd(rule_id: str | None, fmt: str, output_dir: str | None) -> None:
+    """List the rules, print one rule's documentation, or generate the rule pages."""
     from fluxgraph.catalog import load_catalog
+    from fluxgraph.render.rule_docs import rule_page, rules_index
 
     catalog = load_catalog()
     if rule_id:
@@ -231,12 +238,23 @@ def rules_cmd(rule_id: str | None, fmt: str) -> None:
         if spec is None:
             _fail(f"unknown rule {rule_id!r} (see `fluxgraph rules`)")
             return
-        click.echo(f"# {spec.id}\n\n{spec.severity.value} · {', '.join(spec.tags)}\n\n{spec.summary}\n\n{spec.body}", nl=False)
+        click.echo(rule_page(spec), nl=False)
         return
     if fmt == "markdown":
-        click.echo("| rule | severity | summary |\n|---|---|---|")
-        for spec in catalog.values():
-            click.echo(f"| [{spec.id}]({spec.id}.md) | {spec.severity.value} | {spec.summary} |")
+        if output_dir:
+            from pathlib import Path
+
+            out = Path(output_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            for old in out.glob("*.md"):
+                if old.stem not in catalog and old.name != "README.md":
+                    old.unlink()
+            (out / "README.md").write_text(rules_index(catalog.values()), encoding="utf-8")
+            for spec in catalog.values():
+                (out / f"{spec.id}.md").write_text(rule_page(spec), encoding="utf-8")
+            click.echo(f"fluxgraph: wrote {len(catalog) + 1} pages to {out}", err=True)
+        else:
+            click.echo(rules_index(catalog.values()), nl=False)
         return
     width = max((len(r) for r in catalog), default=10)
     for spec in catalog.values():

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Steps of the fluxgraph GitHub Action (action.yml). Kept in a script so that it can be
+# tested locally: tests/test_action.py runs it with GITHUB_OUTPUT/GITHUB_STEP_SUMMARY set.
+#   github-action.sh check   runs fluxgraph check; writes annotations, SARIF and a summary
+#   github-action.sh graph   writes what the pull request changes (fluxgraph diff, Mermaid)
+set -uo pipefail
+step="${1:?usage: github-action.sh check|graph}"
+path="${FG_PATH:-.}"
+out_dir="${RUNNER_TEMP:-$(mktemp -d)}"
+: "${GITHUB_OUTPUT:=/dev/null}" "${GITHUB_STEP_SUMMARY:=/dev/null}"
+
+case "$step" in
+  check)
+    sarif="$out_dir/fluxgraph.sarif"
+    # shellcheck disable=SC2086  # FG_ARGS is a list of arguments by design
+    fluxgraph check "$path" ${FG_ARGS:-} \
+      --format github --output "$out_dir/annotations.txt" \
+      --format sarif --output "$sarif" \
+      --format text --output "$out_dir/report.txt"
+    rc=$?
+    if [ "$rc" -le 1 ]; then
+      cat "$out_dir/annotations.txt"
+      {
+        echo "### fluxgraph check"
+        echo '```'
+        cat "$out_dir/report.txt"
+        echo '```'
+      } >> "$GITHUB_STEP_SUMMARY"
+      echo "sarif=$sarif" >> "$GITHUB_OUTPUT"
+    fi
+    echo "exit-code=$rc" >> "$GITHUB_OUTPUT"
+    exit 0  # the action's last step fails the job from exit-code, after SARIF is uploaded
+    ;;
+  graph)
+    base="${FG_BASE:?FG_BASE (the pull request base commit) is required}"
+    if ! fluxgraph diff --base "$base" "$path" --format markdown > "$out_dir/diff.md"; then
+      rc=$?
+      [ "$rc" -ge 2 ] && { echo "fluxgraph diff failed (exit $rc)" >&2; exit 0; }
+    fi
+    cat "$out_dir/diff.md" >> "$GITHUB_STEP_SUMMARY"
+    ;;
+  *)
+    echo "unknown step: $step" >&2
+    exit 2
+    ;;
+esac

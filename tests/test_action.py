@@ -1,0 +1,40 @@
+"""The GitHub Action's script, run as the runner would run it (GITHUB_OUTPUT etc. set)."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from fluxgraph.yamlio import load_text
+
+from .conftest import FIXTURES, ROOT
+
+SCRIPT = ROOT / "ci" / "github-action.sh"
+
+
+def test_action_yml_is_consistent():
+    [action] = load_text((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    assert any("upload-sarif" in str(s.get("uses", "")) for s in steps)
+    scripts = [s["run"] for s in steps if "github-action.sh" in s.get("run", "")]
+    assert any(" check" in s for s in scripts) and any(" graph" in s for s in scripts)
+    hooks = load_text((ROOT / ".pre-commit-hooks.yaml").read_text())[0]
+    assert hooks[0]["id"] == "fluxgraph-check" and hooks[0]["entry"] == "fluxgraph check"
+
+
+@pytest.mark.skipif(shutil.which("fluxgraph") is None or shutil.which("bash") is None, reason="needs the installed CLI and bash")
+@pytest.mark.parametrize("fixture,code", [("invalid-suppression/bad", "1"), ("invalid-suppression/good", "0")])
+def test_check_step(tmp_path, fixture, code):
+    out, summary = tmp_path / "out", tmp_path / "summary"
+    env = dict(os.environ, RUNNER_TEMP=str(tmp_path), GITHUB_OUTPUT=str(out), GITHUB_STEP_SUMMARY=str(summary))
+    env.update(FG_PATH=str(FIXTURES / fixture), FG_ARGS="")
+    proc = subprocess.run(["bash", str(SCRIPT), "check"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert outputs["exit-code"] == code
+    assert (tmp_path / "fluxgraph.sarif").exists() and outputs["sarif"].endswith("fluxgraph.sarif")
+    assert "### fluxgraph check" in summary.read_text()
+    if code == "1":
+        assert "::error file=apps/kustomization.yaml,line=5" in proc.stdout
