@@ -512,9 +512,13 @@ class Builder:
                 except KustomizeError as e:
                     code = "missing-file" if "cannot read" in str(e) else "kustomize-build"
                     raise _Fail(Problem(code, f"{key}[{i}] in {kfile}: {e}", loc)) from None
-                behavior = args.get("behavior") or "create"
+                try:
+                    behavior = generators.generator_behavior(args)
+                    wants_hash = generators.needs_hash(args, opts)
+                except KustomizeError as e:
+                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile}: {e}", loc)) from None
                 line = loc.line
-                r = Resource(obj, Origin(kfile, line, 0, (), key), None, needs_hash=_needs_hash(args, opts))
+                r = Resource(obj, Origin(kfile, line, 0, (), key), None, needs_hash=wants_hash)
                 r.behavior = behavior
                 self._merge_generated(resources, r, kfile, loc)
 
@@ -529,25 +533,12 @@ class Builder:
         if idx is None:
             raise _Fail(Problem("kustomize-build", f"{r.ref} to {r.behavior} in {kfile} does not exist", loc))
         old = resources[idx]
-        if r.behavior == "replace":
-            merged = r.data
-        elif r.behavior == "merge":
-            merged = old.copy().data
-            for sect in ("data", "binaryData"):
-                if isinstance(r.data.get(sect), dict):
-                    base = as_dict(merged.get(sect))
-                    base.update(r.data[sect])
-                    merged[sect] = base
-            md = merged.setdefault("metadata", {})
-            for sect in ("labels", "annotations"):
-                extra = r.metadata.get(sect)
-                if isinstance(extra, dict):
-                    cur = as_dict(md.get(sect))
-                    cur.update(extra)
-                    md[sect] = cur
-        else:
-            raise _Fail(Problem("kustomize-build", f"unknown generator behavior {r.behavior!r} in {kfile}", loc))
-        new = Resource(merged, old.origin, old.doc, needs_hash=old.needs_hash or r.needs_hash)
+        try:
+            merged = generators.merge_generated(old.data, r.data, r.behavior)
+        except KustomizeError as e:
+            raise _Fail(Problem("kustomize-build", f"{r.behavior} {r.ref} in {kfile}: {e}", loc)) from None
+        # kustomize: the result gets a hash suffix only if both entries wanted one
+        new = Resource(merged, old.origin, old.doc, needs_hash=old.needs_hash and r.needs_hash)
         new.prev_names = old.prev_names
         resources[idx] = new
 
@@ -573,17 +564,17 @@ class Builder:
         suffix = k.get("nameSuffix") if isinstance(k.get("nameSuffix"), str) else ""
         if prefix or suffix:
             for r in resources:
+                # kustomize's prefixFieldSpecsToSkip / suffixFieldSpecsToSkip
                 if r.kind in ("CustomResourceDefinition", "Namespace") or not r.name:
+                    continue
+                if r.kind == "APIService" and r.group == "apiregistration.k8s.io":
                     continue
                 r.set_name(f"{prefix}{r.name}{suffix}")
         # labels
         _apply_labels(resources, k)
         ann = k.get("commonAnnotations")
         if isinstance(ann, dict) and ann:
-            for r in resources:
-                md = r.ensure_metadata()
-                cur = as_dict(md.get("annotations"))
-                md["annotations"] = {**cur, **{str(a): _str(v) for a, v in ann.items()}}
+            _apply_field_specs(resources, _COMMON_ANNOTATIONS, ann)
         # patchesJson6902 (legacy)
         for i, p in enumerate(_as_list(k.get("patchesJson6902"))):
             loc = self._loc(kfile, k, "patchesJson6902", i)
@@ -593,14 +584,29 @@ class Builder:
             if ops is None and isinstance(p.get("path"), str):
                 ops = self._read_text(d, p["path"], loc, ctx)
             self._apply_json_to_targets(resources, ops, p["target"], loc)
-        # replicas
-        for rep in _as_list(k.get("replicas")):
+        # replicas: kustomize's ReplicaCountTransformer matches the original or current name
+        # among the replicas fieldSpec kinds, and fails when an entry matches nothing
+        for i, rep in enumerate(_as_list(k.get("replicas"))):
             if isinstance(rep, dict) and isinstance(rep.get("name"), str):
-                for r in resources:
-                    if r.name == rep["name"] and "count" in rep:
-                        spec = r.data.setdefault("spec", {}) if isinstance(r.data.get("spec", {}), dict) else None
-                        if spec is not None:
-                            spec["replicas"] = rep["count"]
+                name = rep["name"]
+                matched = [
+                    r
+                    for r in resources
+                    if r.kind in _REPLICA_KINDS and (r.name == name or (r.prev_names and r.prev_names[0][2] == name))
+                ]
+                if not matched:
+                    gvks = " ".join(f"{kd}.[noVer].[noGrp]" for kd in _REPLICA_KINDS)
+                    raise _Fail(
+                        Problem(
+                            "kustomize-build",
+                            f"replicas in {kfile}: resource with name {name} does not match a config with the following GVK [{gvks}]",
+                            self._loc(kfile, k, "replicas", i),
+                        )
+                    )
+                for r in matched:
+                    spec = r.data.setdefault("spec", {}) if isinstance(r.data.get("spec", {}), dict) else None
+                    if spec is not None:
+                        spec["replicas"] = rep.get("count", 0)
         # images
         imgs = [im for im in _as_list(k.get("images")) if isinstance(im, dict)]
         if imgs:
@@ -622,7 +628,7 @@ class Builder:
                 else:
                     expanded.append(rep)
             try:
-                apply_replacements([r.data for r in resources], expanded)
+                apply_replacements([r.data for r in resources], expanded, [r.prev_names for r in resources])
             except KustomizeError as e:
                 raise _Fail(Problem("kustomize-build", f"replacements in {kfile}: {e}", self._loc(kfile, k, "replacements"))) from None
 
@@ -743,10 +749,10 @@ class Builder:
                     r.prev_names.append((r.kind, r.namespace, old))
         renames: dict[tuple[str, str | None, str], str] = {}
         for r in resources:
-            for kind, ns, old in r.prev_names:
+            for kind, _ns, old in r.prev_names:
                 if old != r.name:
-                    renames[(kind, ns or None, old)] = r.name
-                    renames.setdefault((kind, r.namespace or None, old), r.name)
+                    # keyed by the object's current namespace (kustomize matches referrers there)
+                    renames[(kind, r.namespace or None, old)] = r.name
         if renames:
             try:
                 datas = namereference.rewrite_references([r.data for r in resources], renames, extra=ctx.name_ref_config)
@@ -756,13 +762,6 @@ class Builder:
                 for r, dd in zip(resources, datas, strict=True):
                     r.data = dd
         return resources
-
-
-def _needs_hash(args: dict[str, Any], opts: dict[str, Any] | None) -> bool:
-    own = as_dict(args.get("options"))
-    if "disableNameSuffixHash" in own:
-        return not bool(own["disableNameSuffixHash"])
-    return not (opts and opts.get("disableNameSuffixHash"))
 
 
 def _same_generated(a: Resource, b: Resource) -> bool:
@@ -790,18 +789,21 @@ def _set_namespace(resources: list[Resource], ns: str) -> None:
     the namespace; every Namespace object is renamed to it; RoleBinding/ClusterRoleBinding
     subjects that are ServiceAccounts in the default namespace follow."""
     for r in resources:
+        # NamespaceTransformer calls StorePreviousId() on every resource first: replacements
+        # and back references still find it by this id after a later rename
+        prev = (r.kind, r.namespace, r.name)
         if r.kind == "Namespace":
             if r.name != ns:
                 r.set_name(ns)
+            else:
+                r.prev_names.append(prev)
             continue
+        r.prev_names.append(prev)
         if r.kind in KUSTOMIZE_CLUSTER_SCOPED_KINDS:
             if r.kind == "ClusterRoleBinding":
                 _fix_subjects(r, ns)
             continue
-        old = r.namespace
         r.ensure_metadata()["namespace"] = ns
-        if old and old != ns:
-            r.prev_names.append((r.kind, old, r.name))
         if r.kind == "RoleBinding":
             _fix_subjects(r, ns)
 
@@ -815,44 +817,128 @@ def _fix_subjects(r: Resource, ns: str) -> None:
             s["namespace"] = ns
 
 
-_SELECTOR_PATHS = (("spec", "selector", "matchLabels"), ("spec", "template", "metadata", "labels"))
+# kustomize's builtin fieldSpecs (api/konfig/builtinpluginconsts): (group, version, kind, path,
+# create). An empty group/version/kind matches any; a path walks every element of a list.
+_FieldSpec = tuple[str, str, str, str, bool]
+_TEMPLATE_METADATA: tuple[tuple[str, str, str, str], ...] = (
+    ("", "v1", "ReplicationController", "spec/template/metadata"),
+    ("", "", "Deployment", "spec/template/metadata"),
+    ("", "", "ReplicaSet", "spec/template/metadata"),
+    ("", "", "DaemonSet", "spec/template/metadata"),
+    ("apps", "", "StatefulSet", "spec/template/metadata"),
+    ("batch", "", "Job", "spec/template/metadata"),
+    ("batch", "", "CronJob", "spec/jobTemplate/metadata"),
+    ("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata"),
+)
+# metadataLabelsFieldSpecs (also templateLabels, for labels[].includeTemplates)
+_METADATA_LABELS: tuple[_FieldSpec, ...] = (("", "", "", "metadata/labels", True),) + tuple(
+    (g, v, kd, f"{p}/labels", True) for g, v, kd, p in _TEMPLATE_METADATA
+)
+_COMMON_ANNOTATIONS: tuple[_FieldSpec, ...] = (("", "", "", "metadata/annotations", True),) + tuple(
+    (g, v, kd, f"{p}/annotations", True) for g, v, kd, p in _TEMPLATE_METADATA
+)
+_AFFINITY_SELECTORS = (
+    "spec/template/spec/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels",
+    "spec/template/spec/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels",
+    "spec/template/spec/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution/podAffinityTerm/labelSelector/matchLabels",
+    "spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution/labelSelector/matchLabels",
+    "spec/template/spec/topologySpreadConstraints/labelSelector/matchLabels",
+)
+# commonLabelFieldSpecs: selectors, then metadataLabelsFieldSpecs
+_COMMON_LABELS: tuple[_FieldSpec, ...] = (
+    ("", "v1", "Service", "spec/selector", True),
+    ("", "v1", "ReplicationController", "spec/selector", True),
+    ("", "", "Deployment", "spec/selector/matchLabels", True),
+    *(("apps", "", "Deployment", p, False) for p in _AFFINITY_SELECTORS),
+    ("", "", "ReplicaSet", "spec/selector/matchLabels", True),
+    ("", "", "DaemonSet", "spec/selector/matchLabels", True),
+    ("apps", "", "StatefulSet", "spec/selector/matchLabels", True),
+    ("apps", "", "StatefulSet", "spec/volumeClaimTemplates[]/metadata/labels", True),
+    *(("apps", "", "StatefulSet", p, False) for p in _AFFINITY_SELECTORS),
+    ("batch", "", "Job", "spec/selector/matchLabels", False),
+    ("batch", "", "CronJob", "spec/jobTemplate/spec/selector/matchLabels", False),
+    ("policy", "", "PodDisruptionBudget", "spec/selector/matchLabels", False),
+    ("networking.k8s.io", "", "NetworkPolicy", "spec/podSelector/matchLabels", False),
+    ("networking.k8s.io", "", "NetworkPolicy", "spec/ingress/from/podSelector/matchLabels", False),
+    ("networking.k8s.io", "", "NetworkPolicy", "spec/egress/to/podSelector/matchLabels", False),
+    *_METADATA_LABELS,
+)
+
+
+def _custom_field_specs(fields: Any) -> list[_FieldSpec]:
+    """``labels[].fields``: user fieldSpecs ({group, version, kind, path, create})."""
+    out: list[_FieldSpec] = []
+    for f in _as_list(fields):
+        if isinstance(f, dict) and isinstance(f.get("path"), str):
+            out.append((as_str(f.get("group")), as_str(f.get("version")), as_str(f.get("kind")), f["path"], bool(f.get("create"))))
+    return out
+
+
+def _fs_selected(r: Resource, fs: _FieldSpec) -> bool:
+    group, version, kind = fs[0], fs[1], fs[2]
+    api = r.api_version
+    return (
+        (not group or group == r.group)
+        and (not version or version == api.rsplit("/", 1)[-1])
+        and (not kind or kind == r.kind)
+    )
+
+
+def _merge_at(node: Any, parts: list[str], create: bool, values: dict[str, str]) -> None:
+    """Set ``values`` in the mapping at ``parts`` below ``node`` (kyaml's fieldspec walk: lists
+    are walked element by element; missing mappings are created only when ``create``)."""
+    if isinstance(node, list):
+        for item in node:
+            _merge_at(item, parts, create, values)
+        return
+    if not isinstance(node, dict):
+        return
+    key = parts[0].removesuffix("[]")
+    cur = node.get(key)
+    if len(parts) == 1:
+        if cur is None:
+            if not create:
+                return
+            cur = {}
+        if isinstance(cur, dict):
+            node[key] = {**cur, **values}
+        return
+    if cur is None:
+        if not create:
+            return
+        cur = {}
+        node[key] = cur
+    _merge_at(cur, parts[1:], create, values)
+
+
+def _apply_field_specs(resources: list[Resource], specs: list[_FieldSpec] | tuple[_FieldSpec, ...], pairs: dict[str, Any]) -> None:
+    vals = {str(a): _str(v) for a, v in pairs.items()}
+    for r in resources:
+        for fs in specs:
+            if _fs_selected(r, fs):
+                _merge_at(r.data, fs[3].split("/"), fs[4], vals)
 
 
 def _apply_labels(resources: list[Resource], k: dict[str, Any]) -> None:
-    common = k.get("commonLabels")
-    groups: list[tuple[dict[str, Any], bool, bool]] = []
-    if isinstance(common, dict) and common:
-        groups.append((common, True, True))
+    """kustomize's LabelTransformer: each ``labels`` entry in order, then ``commonLabels``."""
     for entry in _as_list(k.get("labels")):
-        if isinstance(entry, dict) and isinstance(entry.get("pairs"), dict):
-            groups.append((entry["pairs"], bool(entry.get("includeSelectors")), bool(entry.get("includeTemplates")) or bool(entry.get("includeSelectors"))))
-    for pairs, selectors, templates in groups:
-        vals = {str(a): _str(v) for a, v in pairs.items()}
-        for r in resources:
-            md = r.ensure_metadata()
-            cur = as_dict(md.get("labels"))
-            md["labels"] = {**cur, **vals}
-            spec = r.data.get("spec")
-            if not isinstance(spec, dict):
-                continue
-            if selectors and r.kind in ("Service",):
-                sel = as_dict(spec.get("selector"))
-                spec["selector"] = {**sel, **vals}
-            if r.kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"):
-                if selectors and r.kind not in ("Job", "CronJob"):
-                    sel = as_dict(spec.get("selector"))
-                    ml = as_dict(sel.get("matchLabels"))
-                    sel["matchLabels"] = {**ml, **vals}
-                    spec["selector"] = sel
-                if templates:
-                    tpl = spec.get("template") if isinstance(spec.get("template"), dict) else None
-                    if tpl is not None:
-                        tmd = as_dict(tpl.get("metadata"))
-                        tl = as_dict(tmd.get("labels"))
-                        tmd["labels"] = {**tl, **vals}
-                        tpl["metadata"] = tmd
+        if not isinstance(entry, dict) or not isinstance(entry.get("pairs"), dict) or not entry["pairs"]:
+            continue
+        specs = _custom_field_specs(entry.get("fields"))
+        if entry.get("includeSelectors"):
+            specs.extend(_COMMON_LABELS)
+        else:
+            specs.append(("", "", "", "metadata/labels", True))
+            if entry.get("includeTemplates"):  # templateLabels
+                specs.extend(_METADATA_LABELS)
+                specs.append(("apps", "", "StatefulSet", "spec/volumeClaimTemplates[]/metadata/labels", True))
+        _apply_field_specs(resources, specs, entry["pairs"])
+    common = k.get("commonLabels")
+    if isinstance(common, dict) and common:
+        _apply_field_specs(resources, _COMMON_LABELS, common)
 
 
+_REPLICA_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 _IMAGE_CONTAINER_KEYS = ("containers", "initContainers", "ephemeralContainers")
 
 

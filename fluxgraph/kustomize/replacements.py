@@ -116,18 +116,35 @@ def _with_delimiter(old: Any, value: Any, options: dict[str, Any]) -> Any:
     return str(delim).join(pieces)
 
 
-def _select(resources: list[dict[str, Any]], sel: dict[str, Any]) -> list[dict[str, Any]]:
+PrevIds = list[list[tuple[str, str, str]]]
+
+
+def _with_id(r: dict[str, Any], ident: tuple[str, str, str]) -> dict[str, Any]:
+    kind, ns, name = ident
+    return {**r, "kind": kind, "metadata": {**as_dict(r.get("metadata")), "name": name, "namespace": ns}}
+
+
+def _select(resources: list[dict[str, Any]], sel: dict[str, Any], prev_ids: PrevIds | None = None) -> list[dict[str, Any]]:
+    """Resources whose current or any previous id (kind, namespace, name) the selector picks
+    (kustomize ``utils.MakeResIds``: previous ids are those stored by the namespace and
+    prefix/suffix transformers)."""
     target = {k: v for k, v in sel.items() if k in ("group", "version", "kind", "name", "namespace", "labelSelector", "annotationSelector")}
-    return [r for r in resources if selector.matches(r, target)]
+    out = []
+    for n, r in enumerate(resources):
+        prev = prev_ids[n] if prev_ids is not None and n < len(prev_ids) else []
+        if selector.matches(r, target) or any(selector.matches(_with_id(r, p), target) for p in prev):
+            out.append(r)
+    return out
 
 
-def apply_replacements(resources: list[dict[str, Any]], replacements: list[Any]) -> None:
-    """Apply in place (the caller owns ``resources``)."""
+def apply_replacements(resources: list[dict[str, Any]], replacements: list[Any], prev_ids: PrevIds | None = None) -> None:
+    """Apply in place (the caller owns ``resources``). ``prev_ids``, parallel to ``resources``,
+    lists each one's previous (kind, namespace, name) ids."""
     for i, rep in enumerate(replacements):
         if not isinstance(rep, dict) or not isinstance(rep.get("source"), dict):
             raise KustomizeError(f"replacement {i} has no source")
         src = rep["source"]
-        matches = _select(resources, src)
+        matches = _select(resources, src, prev_ids)
         if len(matches) != 1:
             raise KustomizeError(f"replacement {i}: source selects {len(matches)} resources, expected exactly one")
         fp = src.get("fieldPath") or "metadata.name"
@@ -144,10 +161,10 @@ def apply_replacements(resources: list[dict[str, Any]], replacements: list[Any])
         for t in rep.get("targets") or []:
             if not isinstance(t, dict) or not isinstance(t.get("select"), dict):
                 raise KustomizeError(f"replacement {i}: target without select")
-            chosen = _select(resources, t["select"])
+            chosen = _select(resources, t["select"], prev_ids)
             for rej in t.get("reject") or []:
                 if isinstance(rej, dict):
-                    rejected = {id(r) for r in _select(resources, rej)}
+                    rejected = {id(r) for r in _select(resources, rej, prev_ids)}
                     chosen = [r for r in chosen if id(r) not in rejected]
             topts = as_dict(t.get("options"))
             for r in chosen:
