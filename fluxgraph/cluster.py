@@ -16,9 +16,7 @@ import base64
 import binascii
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux, substitution
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, NamedRef, SourceRef, SubstituteFrom
@@ -26,6 +24,9 @@ from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_f
 from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource
 from fluxgraph.model import Location, ObjRef, Problem, as_dict
 from fluxgraph.repofs import norm_rel, secure_join
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 UNKNOWN = envsubst.UNKNOWN
 ROOT_SOURCE_KINDS = ("GitRepository", "OCIRepository", "Bucket", "ExternalArtifact")
@@ -140,7 +141,7 @@ class ClusterModel:
     sources: dict[str, SourceNode] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     discovered_by: str = ""
-    _graph: nx.DiGraph | None = field(default=None, repr=False)
+    _graph: nx.DiGraph | None = field(default=None, repr=False)  # built on first use
 
     def objects(self) -> Iterable[AppliedObject]:
         for ks in self.kustomizations.values():
@@ -170,6 +171,8 @@ def build_graph(model: ClusterModel) -> nx.DiGraph:
     """Nodes: ``ks:<ns>/<name>``, ``hr:<ns>/<name>``, ``src:<Kind>/<ns>/<name>``,
     ``obj:<Kind>/<ns>/<name>``. Edge ``kind`` attribute: applies, dependsOn, sourceRef,
     substituteFrom, valuesFrom, chartSource."""
+    import networkx as nx  # imported on first use: it costs a noticeable part of start-up
+
     g = nx.DiGraph()
     for ks in model.kustomizations.values():
         g.add_node(f"ks:{ks.id}", type="Kustomization", id=ks.id)
