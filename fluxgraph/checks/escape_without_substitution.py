@@ -1,0 +1,60 @@
+"""``$${VAR}`` where nothing substitutes, so the doubled dollar reaches the cluster
+(see rules/escape-without-substitution.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from fluxgraph.checks import CheckContext
+from fluxgraph.checks._subst import (
+    dotted,
+    postbuild_injected,
+    self_evaluated,
+    shell_scripts,
+    short,
+    strings,
+    text_location,
+)
+from fluxgraph.findings import RawFinding
+
+ID = "escape-without-substitution"
+
+_ESCAPE = re.compile(r"(?<!\$)\$\$\{[^}\n]{0,80}\}?")
+
+
+def check(ctx: CheckContext) -> Iterator[RawFinding]:
+    injected = set(postbuild_injected(ctx.cluster))
+    for ks in ctx.cluster.kustomizations.values():
+        if ks.status != "built" or ks.id in injected:
+            continue  # injected: postBuild comes from outside the repository (not evaluated)
+        for obj in ks.objects:
+            if obj.substitution == "applied":
+                continue
+            if obj.substitution == "disabled":
+                why = f"{obj.ref} opts out of substitution with kustomize.toolkit.fluxcd.io/substitute: disabled"
+            elif obj.substitution == "skipped":
+                why = f"Kustomization {ks.id} has a postBuild but no variable resolves, so Flux skips substitution"
+            else:
+                why = f"Kustomization {ks.id} has no spec.postBuild, so Flux does not substitute it"
+            scripts = None
+            for path, text in strings(obj.pre_substitution):
+                if "$${" not in text or self_evaluated(obj, path):
+                    continue  # a Kustomization's patches are substituted by that Kustomization
+                if scripts is None:
+                    scripts = shell_scripts(obj.pre_substitution)
+                ctx.evaluated()
+                for m in _ESCAPE.finditer(text):
+                    esc = short(m.group(0), 60)
+                    effect = (
+                        f"the shell expands $$ to its process ID and reads {esc[2:]} as text"
+                        if path in scripts
+                        else (f"the cluster gets {esc} instead of {esc[1:]}")
+                    )
+                    yield ctx.finding(
+                        f"{esc} in {dotted(path)} of {obj.ref} is never unescaped: {why}; {effect}",
+                        text_location(obj, path, m.start()),
+                        obj=obj.ref,
+                        kustomization=ks.id,
+                        subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{esc}",
+                    )

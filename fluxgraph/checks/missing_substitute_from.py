@@ -1,0 +1,40 @@
+"""A non-optional substituteFrom that nothing in the repository produces
+(see rules/missing-substitute-from.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fluxgraph.checks import CheckContext
+from fluxgraph.checks._subst import field_location, ks_object, producers, substitute_from_path
+from fluxgraph.findings import RawFinding
+
+ID = "missing-substitute-from"
+
+
+def check(ctx: CheckContext) -> Iterator[RawFinding]:
+    cluster = ctx.cluster
+    if any(ks.status == "external" for ks in cluster.kustomizations.values()):
+        return  # objects from a source outside the repository may provide it
+    for ks in cluster.kustomizations.values():
+        pb = ks.spec.post_build
+        if pb is None:
+            continue
+        decl = ks_object(cluster, ks)
+        ns = ks.spec.namespace
+        for sf in pb.substitute_from:
+            if sf.optional:
+                continue
+            ctx.evaluated()
+            if producers(cluster, sf.kind, ns, sf.name):
+                continue
+            yield ctx.finding(
+                f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}, which nothing in this repository "
+                f"applies: it must already exist in the cluster, in namespace {ns}, or every build of {ks.id} fails "
+                f"(substitute from '{sf.kind}/{sf.name}' error)",
+                field_location(
+                    decl, substitute_from_path(decl, sf.kind, sf.name), ks.declared_at or ks.spec.location
+                ),
+                kustomization=ks.id,
+                subject=f"{ks.id}|{sf.kind}/{ns}/{sf.name}",
+            )

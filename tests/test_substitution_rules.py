@@ -1,0 +1,639 @@
+"""Edge cases of the postBuild substitution rules (GitHub issue 3)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fluxgraph.engine import analyze
+from fluxgraph.findings import Severity
+
+SUBST_RULES = {
+    "unescaped-shell-variable",
+    "undefined-substitution-variable",
+    "unsubstituted-flux-variable",
+    "substitute-from-race",
+    "missing-substitute-from",
+    "unintended-substitution",
+    "escape-without-substitution",
+    "child-variable-substituted-by-parent",
+    "invalid-substitution-syntax",
+    "invalid-variable-name",
+}
+
+GOTK_SYNC = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1m
+  ref:
+    branch: main
+  url: ssh://git@github.com/example/lab
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ./clusters/lab
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+"""
+
+
+def ks(name: str, path: str, extra: str = "") -> str:
+    doc = f"""\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: {name}
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ./{path}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+"""
+    return doc + textwrap.indent(textwrap.dedent(extra), "  ") if extra else doc
+
+
+def repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A bootstrap-layout repository (cluster ``clusters/lab``) plus ``files``. A directory
+    given without its own kustomization.yaml gets one listing its ``*.yaml`` files."""
+    all_files = {
+        "clusters/lab/flux-system/gotk-sync.yaml": GOTK_SYNC,
+        "clusters/lab/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
+        **files,
+    }
+    for rel, text in all_files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text) if not text.startswith("apiVersion") else text)
+    dirs = {(tmp_path / rel).parent for rel in files if not rel.startswith("clusters/")}
+    for d in dirs:
+        k = d / "kustomization.yaml"
+        if not k.exists():
+            names = sorted(p.name for p in d.glob("*.yaml"))
+            k.write_text("resources:\n" + "".join(f"  - {n}\n" for n in names))
+    return tmp_path
+
+
+def findings(path: Path, **kwargs):
+    report = analyze(path, enabled=SUBST_RULES, **kwargs)
+    return [f for f in report.findings if f.rule in SUBST_RULES]
+
+
+def rules_of(fs) -> list[str]:
+    return sorted(f.rule for f in fs)
+
+
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: info
+  namespace: default
+data:
+{data}
+"""
+
+
+def configmap(data: str, name: str = "info", meta: str = "") -> str:
+    text = CONFIGMAP.replace("name: info", f"name: {name}" + (("\n" + meta.rstrip()) if meta else ""))
+    return text.format(data=textwrap.indent(textwrap.dedent(data).strip(), "  "))
+
+
+def script_deployment(script: str, *, annotations: str = "") -> str:
+    body = textwrap.indent(textwrap.dedent(script).strip(), " " * 14)
+    ann = (
+        f"  annotations:\n{textwrap.indent(textwrap.dedent(annotations).strip(), '    ')}\n"
+        if annotations
+        else ""
+    )
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: default
+{ann}spec:
+  selector:
+    matchLabels: {{app: app}}
+  template:
+    metadata:
+      labels: {{app: app}}
+    spec:
+      containers:
+        - name: app
+          image: example/app:1.0
+          command:
+            - /bin/sh
+            - -c
+            - |
+{body}
+"""
+
+
+SUBSTITUTE = """\
+postBuild:
+  substitute:
+    CLUSTER: lab
+"""
+
+
+# -- strict vs non-strict --------------------------------------------------------------
+
+
+def test_undefined_variable_strict_fails_the_build(tmp_path):
+    r = repo(
+        tmp_path,
+        {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/cm.yaml": configmap("a: ${REGION}")},
+    )
+    [f] = findings(r)
+    assert f.rule == "undefined-substitution-variable" and f.severity is Severity.ERROR
+    assert "variable not set (strict mode)" in f.message and (f.location.line, f.location.column) == (7, 6)
+
+
+def test_undefined_variable_non_strict_blanks_and_nulls(tmp_path):
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+            "apps/cm.yaml": configmap("a: ${REGION}\nb: x-${REGION}"),
+        },
+    )
+    fs = findings(r, strict=False)
+    assert rules_of(fs) == ["undefined-substitution-variable"] * 2
+    by_line = {f.location.line: f.message for f in fs}
+    assert "empty string" in by_line[7] and "null" in by_line[7]
+    assert "empty string" in by_line[8] and "null" not in by_line[8]
+
+
+def test_flux_version_before_2_9_is_not_strict(tmp_path):
+    r = repo(
+        tmp_path,
+        {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/cm.yaml": configmap("a: ${REGION}")},
+    )
+    [f] = findings(r, flux_version="2.8")
+    assert "empty string" in f.message
+
+
+def test_defaults_never_fire(tmp_path):
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+            "apps/cm.yaml": configmap("a: ${REGION:=eu}\nb: ${ZONE:-a}"),
+        },
+    )
+    assert findings(r) == []
+
+
+# -- variables that are not known ------------------------------------------------------
+
+
+def test_sops_secret_values_are_unknown_but_defined(tmp_path):
+    secret = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: cluster-secrets
+  namespace: flux-system
+stringData:
+  TOKEN: ENC[AES256_GCM,data:abc=,iv:x=,tag:y=,type:str]
+sops:
+  mac: ENC[AES256_GCM,data:m=,iv:i=,tag:t=,type:str]
+  version: 3.8.1
+"""
+    pb = "postBuild:\n  substituteFrom:\n    - kind: Secret\n      name: cluster-secrets\n"
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/cluster-secrets.yaml": secret,
+            "clusters/lab/apps.yaml": ks("apps", "apps", pb),
+            "apps/cm.yaml": configmap("token: ${TOKEN}"),
+            "apps/deploy.yaml": script_deployment('exec app --token "${TOKEN}" --user "${USER_NAME}"'),
+        },
+    )
+    fs = findings(r)
+    # TOKEN is a Flux variable (value unknown): not reported; USER_NAME is not one
+    assert rules_of(fs) == ["unescaped-shell-variable"] and "USER_NAME" in fs[0].message
+
+
+def test_substitute_from_outside_the_repository_is_not_evaluated(tmp_path):
+    pb = "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/apps.yaml": ks("apps", "apps", pb),
+            "apps/cm.yaml": configmap("a: ${REGION}"),
+            "apps/deploy.yaml": script_deployment('echo "${HOSTNAME}"'),
+        },
+    )
+    # only the missing source itself is reported; the variables are unknown
+    assert rules_of(findings(r)) == ["missing-substitute-from"]
+    # with the values given on the command line they are checked
+    fs = findings(r, extra_vars={"CLUSTER": "lab"})
+    assert rules_of(fs) == [
+        "missing-substitute-from",
+        "undefined-substitution-variable",
+        "unescaped-shell-variable",
+    ]
+
+
+# -- the opt-out -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "silent"), [("disabled", True), ("Disabled", False), ("false", False)])
+def test_opt_out_needs_the_exact_value(tmp_path, value, silent):
+    dep = script_deployment(
+        'echo "${HOSTNAME}"', annotations=f"kustomize.toolkit.fluxcd.io/substitute: {value}"
+    )
+    r = repo(tmp_path, {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/deploy.yaml": dep})
+    assert rules_of(findings(r)) == ([] if silent else ["unescaped-shell-variable"])
+
+
+def test_opt_out_label_works_too(tmp_path):
+    cm = configmap("a: ${REGION}", meta="  labels:\n    kustomize.toolkit.fluxcd.io/substitute: disabled")
+    r = repo(tmp_path, {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/cm.yaml": cm})
+    assert findings(r) == []
+
+
+# -- substituteStrategy ------------------------------------------------------------------
+
+
+def test_strategy_with_variables_skips_without_variables(tmp_path):
+    pb = "postBuild:\n  substitute: {}\n"
+    r = repo(
+        tmp_path,
+        {"clusters/lab/apps.yaml": ks("apps", "apps", pb), "apps/cm.yaml": configmap("a: ${REPLICAS:=2}")},
+    )
+    [f] = findings(r)
+    assert f.rule == "unsubstituted-flux-variable" and "skips substitution" in f.message
+
+
+def test_strategy_always_substitutes_without_variables(tmp_path):
+    pb = "postBuild:\n  substituteStrategy: Always\n"
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/apps.yaml": ks("apps", "apps", pb),
+            "apps/cm.yaml": configmap("a: ${REPLICAS:=2}\nb: ${ZONE}"),
+        },
+    )
+    [f] = findings(r)
+    assert f.rule == "undefined-substitution-variable" and "ZONE" in f.message
+
+
+# -- shell scripts ---------------------------------------------------------------------
+
+
+def test_script_in_args_after_sh_c_and_in_configmaps(tmp_path):
+    job = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: once
+  namespace: default
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: once
+          image: busybox:1.36
+          command: ["busybox", "sh", "-ec"]
+          args: ['echo "${POD_NAME}"']
+"""
+    cm = configmap(
+        'run.sh: |\n  echo "${HOME}"\nboot: |\n  #!/usr/bin/env bash\n  echo "${PWD}"\nplain: "${CLUSTER}"',
+        name="scripts",
+    )
+    r = repo(
+        tmp_path,
+        {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/job.yaml": job, "apps/cm.yaml": cm},
+    )
+    names = sorted(f.message.split("}", 1)[0] for f in findings(r))
+    assert names == ["${HOME", "${POD_NAME", "${PWD"]
+
+
+def test_shell_variable_that_is_a_flux_variable_is_templating(tmp_path):
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+            "apps/deploy.yaml": script_deployment('echo "${CLUSTER}"'),
+        },
+    )
+    assert findings(r) == []
+
+
+def test_helmrelease_values_hook(tmp_path):
+    hr = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: app
+  namespace: default
+spec:
+  interval: 1h
+  chartRef:
+    kind: OCIRepository
+    name: app-template
+  values:
+    controllers:
+      app:
+        containers:
+          app:
+            lifecycle:
+              postStart:
+                exec:
+                  command: [/bin/sh, -c, 'echo "$${SAFE}" "${UNSAFE}"; exit 0']
+"""
+    r = repo(tmp_path, {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/hr.yaml": hr})
+    [f] = [f for f in findings(r) if f.rule == "unescaped-shell-variable"]
+    assert "${UNSAFE}" in f.message and f.location.line == 19
+
+
+# -- $$ halving ------------------------------------------------------------------------
+
+
+def test_literal_double_dollar(tmp_path):
+    cm = configmap(
+        """\
+        a: "kill $$"
+        b: "$${ESCAPED}"
+        c: "$$$$"
+        d: "$$HOME $$(date) $$1"
+        """
+    )
+    r = repo(tmp_path, {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/cm.yaml": cm})
+    [f] = findings(r)
+    assert f.rule == "unintended-substitution" and f.severity is Severity.WARNING and f.location.line == 7
+
+
+# -- foreign text ----------------------------------------------------------------------
+
+
+def test_crd_description_and_regex_groups(tmp_path):
+    crd = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          description: "Supports ${var:position} and ${var:=default}"
+          type: object
+"""
+    relabel = configmap('replacement: "${1}:9100"', name="relabel")
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+            "apps/crd.yaml": crd,
+            "apps/cm.yaml": relabel,
+        },
+    )
+    fs = sorted(findings(r), key=lambda f: f.location)
+    assert rules_of(fs) == ["unintended-substitution"] * 3
+    sev = {f.message.split(" ", 1)[0]: f.severity for f in fs}
+    assert sev == {
+        "${1}": Severity.ERROR,
+        "${var:position}": Severity.ERROR,
+        "${var:=default}": Severity.WARNING,
+    }
+
+
+# -- unsubstituted variables -----------------------------------------------------------
+
+
+SETTINGS = configmap("CLUSTER_DOMAIN: lab.example.org", name="cluster-settings").replace(
+    "namespace: default", "namespace: flux-system"
+)
+FROM_SETTINGS = "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"
+
+
+def test_unsubstituted_needs_evidence(tmp_path):
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/cluster-settings.yaml": SETTINGS,
+            "clusters/lab/apps.yaml": ks("apps", "apps", FROM_SETTINGS),
+            "clusters/lab/tools.yaml": ks("tools", "tools"),
+            "apps/cm.yaml": configmap("a: ${CLUSTER_DOMAIN}"),
+            "tools/cm.yaml": configmap(
+                "domain: ${CLUSTER_DOMAIN}\nother: ${SOMETHING_ELSE}\ngrafana: ${DS_PROMETHEUS}"
+            ),
+            "tools/deploy.yaml": script_deployment('echo "${CLUSTER_DOMAIN}"'),
+        },
+    )
+    [f] = findings(r)
+    assert (
+        f.rule == "unsubstituted-flux-variable"
+        and f.location.file == "tools/cm.yaml"
+        and f.location.line == 7
+    )
+
+
+def test_repository_without_postbuild_stays_silent(tmp_path):
+    r = repo(
+        tmp_path,
+        {
+            "clusters/lab/tools.yaml": ks("tools", "tools"),
+            "tools/cm.yaml": configmap("a: ${CLUSTER_DOMAIN}\nb: $${X}"),
+        },
+    )
+    # no variable is known anywhere; the one escape in a Kustomization without postBuild is reported
+    assert rules_of(findings(r)) == ["escape-without-substitution"]
+
+
+def test_flux_field_is_evidence_but_a_kustomization_patch_is_not(tmp_path):
+    child = ks(
+        "child",
+        "child",
+        "patches:\n  - patch: |\n      - {op: add, path: /data/x, value: '${ANY}'}\n    target: {kind: ConfigMap}\n",
+    )
+    child = child.replace("path: ./child", "path: ./apps/${TENANT}")
+    r = repo(tmp_path, {"clusters/lab/child.yaml": child, "apps/tenant/cm.yaml": configmap("a: b")})
+    [f] = findings(r)
+    assert (
+        f.rule == "unsubstituted-flux-variable"
+        and "${TENANT}" in f.message
+        and "field Flux reads itself" in f.message
+    )
+
+
+def test_postbuild_injected_from_outside_is_not_evaluated(tmp_path):
+    files = {
+        "clusters/lab/cluster-settings.yaml": SETTINGS,
+        "clusters/lab/apps.yaml": ks("apps", "apps", FROM_SETTINGS),
+        "apps/cm.yaml": configmap("a: ${CLUSTER_DOMAIN}"),
+    }
+    for name in ("one", "two"):
+        files[f"clusters/lab/{name}.yaml"] = ks(name, name)
+        files[f"{name}/deploy.yaml"] = script_deployment('echo "$${HOSTNAME}" "${CLUSTER_DOMAIN}"')
+    assert findings(repo(tmp_path, files)) == []
+
+
+def test_one_kustomization_with_escapes_is_reported(tmp_path):
+    files = {
+        "clusters/lab/cluster-settings.yaml": SETTINGS,
+        "clusters/lab/apps.yaml": ks("apps", "apps", FROM_SETTINGS),
+        "apps/cm.yaml": configmap("a: ${CLUSTER_DOMAIN}"),
+        "clusters/lab/one.yaml": ks("one", "one"),
+        "one/deploy.yaml": script_deployment('echo "$${HOSTNAME}" "${CLUSTER_DOMAIN}"'),
+    }
+    assert rules_of(findings(repo(tmp_path, files))) == [
+        "escape-without-substitution",
+        "unsubstituted-flux-variable",
+    ]
+
+
+# -- substituteFrom ordering -----------------------------------------------------------
+
+
+def _race_repo(tmp_path, consumer_extra: str, settings_owner: str = "settings") -> Path:
+    pb = (
+        consumer_extra
+        + "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"
+    )
+    settings = SETTINGS
+    files = {
+        "clusters/lab/settings.yaml": ks("settings", "settings"),
+        "clusters/lab/middle.yaml": ks("middle", "middle", "dependsOn:\n  - name: settings\n"),
+        "clusters/lab/infra.yaml": ks("infra", "infra", pb),
+        "infra/cm.yaml": configmap("a: ${CLUSTER_DOMAIN}"),
+        "middle/cm.yaml": configmap("a: b", name="middle"),
+    }
+    files[f"{settings_owner}/cluster-settings.yaml"] = settings
+    if settings_owner != "settings":
+        files["settings/cm.yaml"] = configmap("a: b", name="other")
+    return repo(tmp_path, files)
+
+
+def test_race_without_depends_on(tmp_path):
+    [f] = findings(_race_repo(tmp_path, ""))
+    assert f.rule == "substitute-from-race" and f.severity is Severity.WARNING
+
+
+def test_race_is_ordered_transitively(tmp_path):
+    assert findings(_race_repo(tmp_path, "dependsOn:\n  - name: middle\n    namespace: flux-system\n")) == []
+
+
+def test_race_optional_source_is_an_error(tmp_path):
+    pb_opt = "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n      optional: true\n"
+    files = {
+        "clusters/lab/settings.yaml": ks("settings", "settings"),
+        "clusters/lab/infra.yaml": ks("infra", "infra", pb_opt),
+        "settings/cluster-settings.yaml": SETTINGS,
+        "infra/cm.yaml": configmap("a: ${CLUSTER_DOMAIN}"),
+    }
+    [f] = findings(repo(tmp_path, files))
+    assert f.rule == "substitute-from-race" and f.severity is Severity.ERROR and "optional: true" in f.message
+
+
+def test_race_self_produced(tmp_path):
+    [f] = findings(_race_repo(tmp_path, "", settings_owner="infra"))
+    assert f.rule == "substitute-from-race" and "which it applies itself" in f.message
+
+
+def test_external_secret_produces_the_secret(tmp_path):
+    es = """\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: cluster-secrets-sync
+  namespace: flux-system
+spec:
+  target:
+    name: cluster-secrets
+"""
+    pb = "dependsOn:\n  - name: secrets\npostBuild:\n  substituteFrom:\n    - kind: Secret\n      name: cluster-secrets\n"
+    files = {
+        "clusters/lab/secrets.yaml": ks("secrets", "secrets"),
+        "clusters/lab/apps.yaml": ks("apps", "apps", pb),
+        "secrets/es.yaml": es,
+        "apps/cm.yaml": configmap("a: ${TOKEN}"),
+    }
+    # produced (not missing), ordered (no race); TOKEN's value is only in the cluster
+    assert findings(repo(tmp_path, files)) == []
+
+
+# -- child Kustomizations --------------------------------------------------------------
+
+
+def _child(value: str) -> str:
+    return ks(
+        "podinfo",
+        "podinfo",
+        "postBuild:\n  substitute:\n    APP: podinfo\n    CLUSTER: ${CLUSTER}\n"
+        f"patches:\n  - patch: |\n      - {{op: add, path: /data/db, value: '{value}'}}\n    target: {{kind: ConfigMap}}\n",
+    )
+
+
+def test_child_variable_eaten_by_parent_non_strict(tmp_path):
+    files = {
+        "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+        "apps/podinfo.yaml": _child("${APP}-db"),
+        "podinfo/cm.yaml": configmap("a: b"),
+    }
+    [f] = findings(repo(tmp_path, files), strict=False)
+    assert f.rule == "child-variable-substituted-by-parent" and 'replaces it with ""' in f.message
+
+
+def test_child_escaped_and_pass_down_are_fine(tmp_path):
+    files = {
+        "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+        "apps/podinfo.yaml": _child("$${APP}-db"),
+        "podinfo/cm.yaml": configmap("a: b"),
+    }
+    assert findings(repo(tmp_path, files)) == []
+
+
+# -- syntax and names ------------------------------------------------------------------
+
+
+def test_syntax_errors_only_where_flux_substitutes(tmp_path):
+    files = {
+        "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+        "clusters/lab/tools.yaml": ks("tools", "tools"),
+        "apps/cm.yaml": configmap('a: "${v-d}"\nb: "${@}"'),
+        "tools/cm.yaml": configmap('a: "${v-d}"'),
+    }
+    fs = findings(repo(tmp_path, files))
+    assert rules_of(fs) == ["invalid-substitution-syntax"] * 2 and {f.location.file for f in fs} == {
+        "apps/cm.yaml"
+    }
+
+
+def test_invalid_names(tmp_path):
+    settings = SETTINGS.replace("data:\n", "data:\n  app.conf: x\n") + "binaryData:\n  logo.png: aGk=\n"
+    pb = "postBuild:\n  substitute:\n    cluster-name: lab\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"
+    files = {
+        "clusters/lab/cluster-settings.yaml": settings,
+        "clusters/lab/apps.yaml": ks("apps", "apps", pb),
+        "apps/cm.yaml": configmap("a: ${CLUSTER_DOMAIN}"),
+    }
+    fs = findings(repo(tmp_path, files))
+    assert rules_of(fs) == ["invalid-variable-name"] * 2
+    assert sorted(f.message.split(" ", 1)[0] for f in fs) == ["'app.conf'", "'cluster-name'"]
