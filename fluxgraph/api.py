@@ -54,9 +54,11 @@ def _ignore_matcher(fs: RepoFS) -> Matcher:
     return Matcher(patterns)
 
 
-def _root_spec(root: ClusterRoot, problems: list[Problem]) -> flux.FluxKustomization:
+def _root_spec(root: ClusterRoot, problems: list[Problem], cache: FileCache) -> flux.FluxKustomization:
     if root.root_doc is not None and root.location is not None:
-        res = Resource(root.root_doc, Origin(root.location.file, root.location.line))
+        docs, _ = cache.documents(root.location.file)
+        doc = next((d for d in docs if d.line == root.location.line), None)  # for field positions
+        res = Resource(root.root_doc, Origin(root.location.file, root.location.line), doc)
         spec = flux.parse_kustomization(res, problems, default_namespace="flux-system")
         if spec is not None:
             return spec
@@ -128,7 +130,7 @@ def load(
     clusters: list[tuple[ClusterRoot, ClusterModel]] = []
     for root in roots:
         root_problems: list[Problem] = []
-        spec = _root_spec(root, root_problems)
+        spec = _root_spec(root, root_problems, cache)
         model = ClusterModel(name=root.dir or ".", root_dir=root.dir, root_id=spec.id, strict=is_strict, discovered_by=root.how)
         model.problems.extend(root_problems)
         sref = spec.source_ref or flux.SourceRef(root.source_kind, root.source_name, root.namespace)

@@ -357,7 +357,7 @@ class ClusterWalker:
         pb = spec.post_build
         variables: dict[str, Any] = {}
         if pb is not None:
-            variables = self._variables(node, pb)
+            variables = self._variables(node, pb, result.resources)
         do_subst = pb is not None and (bool(variables) or isinstance(variables, OpenVariables) or pb.strategy == "Always")
         node.substituted = do_subst
         common = spec.common_metadata or {}
@@ -400,22 +400,45 @@ class ClusterWalker:
             if isinstance(kind, str):
                 self.scoped_crds[kind] = spec.get("scope") == "Cluster"
 
-    def _variables(self, node: KustomizationNode, pb: flux.PostBuild) -> dict[str, Any]:
-        """substituteFrom in order (later wins), then inline substitute (wins over all)."""
+    def _variables(self, node: KustomizationNode, pb: flux.PostBuild, own: list[Resource]) -> dict[str, Any]:
+        """substituteFrom in order (later wins), then inline substitute (wins over all).
+
+        Flux reads the objects live from the cluster; the repository's copy stands in for
+        them, including one the Kustomization applies itself (the live copy is then the
+        previous revision's: substitute-from-race reports that). An object that is not in the
+        repository may define any variable: those are UNKNOWN and reported as not evaluated.
+        """
         variables: dict[str, Any] = {}
         origin: dict[str, str] = {}
         ns = node.spec.namespace
-        for sf in pb.substitute_from:
+        own_index = {(r.kind, r.namespace or ns, r.name): r for r in own}
+        for i, sf in enumerate(pb.substitute_from):
             obj = self.index.get((sf.kind, ns, sf.name))
-            if obj is None:
+            source: tuple[str, dict[str, Any]] | None = (obj.ref.kind, obj.data) if obj is not None else None
+            where = f"{sf.kind}/{ns}/{sf.name}"
+            if source is None and (sf.kind, ns, sf.name) in own_index:
+                source = (sf.kind, own_index[(sf.kind, ns, sf.name)].data)
+                where += " (applied by this Kustomization)"
+            if source is None:
                 node.missing_substitute_from.append(sf)
                 for k, v in self.extra_vars.items():
                     variables[k] = v
                     origin[k] = "command line"
+                if not self.extra_vars:
+                    node.problems.append(
+                        Problem(
+                            "not-evaluated-variables",
+                            f"substituteFrom {sf.kind}/{ns}/{sf.name} of Kustomization {node.id} is not in the repository: "
+                            "the variables it defines are not evaluated (give them with --substitute or .fluxgraph.yaml)",
+                            self._spec_position(node, ("spec", "postBuild", "substituteFrom", i)),
+                            not_evaluated=True,
+                            kustomization=node.id,
+                        )
+                    )
                 continue
-            for k, v in _object_values(obj).items():
+            for k, v in _object_values(*source).items():
                 variables[k] = v
-                origin[k] = f"{sf.kind}/{ns}/{sf.name}"
+                origin[k] = where
         for k, v in pb.substitute:
             variables[k] = v
             origin[k] = "substitute"
@@ -428,6 +451,17 @@ class ClusterWalker:
         node.variables = variables
         node.variable_origin = origin
         return variables
+
+    def _spec_position(self, node: KustomizationNode, path: tuple[Any, ...]) -> Location:
+        """Position of a field of a Kustomization's declaration (its document in the repo)."""
+        decl = node.declared_at or node.spec.location
+        if node.parent is not None:
+            parent = self.model.kustomizations.get(node.parent)
+            if parent is not None:
+                for o in parent.objects:
+                    if o.ref.kind == "Kustomization" and o.ref.name == node.spec.name and (o.ref.namespace or node.spec.namespace) == node.spec.namespace:
+                        return o.resource.position(path)
+        return decl
 
     def _visit(self, node: KustomizationNode, obj: AppliedObject, queue: list[KustomizationNode]) -> None:
         r = obj.resource
@@ -547,12 +581,14 @@ def _with_ks(p: Problem, ks_id: str) -> Problem:
     return Problem(p.code, p.message, p.location, p.not_evaluated, ks_id, p.related)
 
 
-def _object_values(obj: AppliedObject) -> dict[str, Any]:
-    """The variables a ConfigMap/Secret provides (Secret values decoded; SOPS values unknown)."""
-    data = obj.data
+def _object_values(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The variables a ConfigMap/Secret provides: fluxcd/pkg ``LoadVariables`` reads
+    ``ConfigMap.data`` and ``Secret.data`` (the API server folds ``stringData`` into ``data``);
+    ``binaryData`` is not read. SOPS-encrypted values are UNKNOWN."""
     out: dict[str, Any] = {}
     encrypted = isinstance(data.get("sops"), dict)
-    for sect in ("data", "stringData", "binaryData"):
+    sections = ("data",) if kind == "ConfigMap" else ("data", "stringData")
+    for sect in sections:
         m = data.get(sect)
         if not isinstance(m, dict):
             continue
@@ -560,7 +596,7 @@ def _object_values(obj: AppliedObject) -> dict[str, Any]:
             key = str(k)
             if encrypted or (isinstance(v, str) and v.startswith("ENC[")):
                 out[key] = UNKNOWN
-            elif obj.ref.kind == "Secret" and sect == "data":
+            elif kind == "Secret" and sect == "data":
                 try:
                     out[key] = base64.b64decode(str(v), validate=False).decode("utf-8", "replace")
                 except (binascii.Error, ValueError):
