@@ -86,11 +86,11 @@ def collect(cache: FileCache, files: set[str]) -> list[Suppression]:
             ann = md.get("annotations") if isinstance(md, dict) else None
             value = ann.get(ANNOTATION) if isinstance(ann, dict) else None
             if isinstance(value, str):
-                line, col = doc.position(("metadata", "annotations", ANNOTATION))
+                aline, acol = doc.position(("metadata", "annotations", ANNOTATION))
                 for rules, reason in _parse_entries(value):
-                    out.append(Suppression(rules, reason, Location(file, line, col), "annotation", first, last))
+                    out.append(Suppression(rules, reason, Location(file, aline, acol), "annotation", first, last))
         # comments
-        lines = docs[0].source.splitlines()
+        lines: list[str] = docs[0].source.splitlines()
         for idx, line in enumerate(lines):
             if "fluxgraph" not in line:
                 continue
@@ -119,7 +119,8 @@ def collect(cache: FileCache, files: set[str]) -> list[Suppression]:
 
 
 def apply(findings: list[Finding], suppressions: list[Suppression]) -> tuple[list[Finding], list[Finding]]:
-    kept, suppressed = [], []
+    kept: list[Finding] = []
+    suppressed: list[Finding] = []
     for f in findings:
         hit = False
         for s in suppressions:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -120,7 +119,6 @@ def main() -> None:
             growth = f"  x{wall / prev[1]:.1f} time for x{n // prev[0]} size" if prev else ""
             print(f"{'synthetic ' + str(n) + ' Kustomizations':40s} {wall:7.3f} s  {rss:7.1f} MiB{growth}")
             prev = (n, wall)
-    del resource
 
 
 if __name__ == "__main__":
