@@ -34,7 +34,7 @@ def _ks_json(ks: KustomizationNode) -> dict[str, Any]:
             "substituteStrategy": s.post_build.strategy,
         }
     inventory = []
-    for o in sorted(ks.objects, key=lambda o: (o.ref.kind, o.ref.namespace, o.ref.name)):
+    for o in sorted(ks.objects, key=lambda o: (o.ref.kind, o.ref.namespace, o.ref.name, o.ref.group)):
         inventory.append(
             {
                 "apiVersion": o.resource.api_version,
