@@ -1,6 +1,38 @@
-"""Reports the model's `missing-path` problems (see rules/missing-path.md)."""
+"""A Kustomization whose ``spec.path`` does not exist in its source (see rules/missing-path.md).
 
-from fluxgraph.checks import problem_check
+The model records the problem (``missing-path``) when the resolved directory is absent or a
+file, or lies outside what an ExternalArtifact copies. A path that still holds a ``${var}``
+after the parent's substitution (a value only the cluster knows) is not judged: its real value
+is unknown. Without substitution by the parent the ``${var}`` is literal in the cluster too, and
+is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fluxgraph.checks import CheckContext
+from fluxgraph.checks._ownership import ks_object
+from fluxgraph.findings import RawFinding
 
 ID = "missing-path"
-check = problem_check(frozenset({'missing-path'}))
+
+
+def check(ctx: CheckContext) -> Iterator[RawFinding]:
+    cluster = ctx.cluster
+    for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
+        ctx.evaluated()
+        parent = cluster.kustomizations.get(ks.parent) if ks.parent else None
+        if "${" in ks.spec.path and parent is not None and parent.substituted:
+            continue
+        for p in ks.problems:
+            if p.code == "missing-path" and not p.not_evaluated:
+                obj = ks_object(cluster, ks.id)
+                where = obj.resource.position(("spec", "path")) if obj is not None else p.location
+                yield ctx.finding(
+                    p.message,
+                    where,
+                    kustomization=ks.id,
+                    related=p.related,
+                    subject=f"{ks.id} path {ks.spec.path}",
+                )

@@ -1,0 +1,389 @@
+"""Shared helpers of the ownership and prune rules (who applies what, what Flux may delete).
+
+Private to ``fluxgraph.checks``. Everything here reads the cluster model only.
+
+Flux facts used (see the rule docs for the references):
+
+- An object is skipped by garbage collection (prune, and the finalizer of a deleted
+  Kustomization) when its live labels or annotations carry ``kustomize.toolkit.fluxcd.io/prune:
+  disabled``, ``kustomize.toolkit.fluxcd.io/reconcile: disabled`` or
+  ``kustomize.toolkit.fluxcd.io/ssa: Ignore`` (kustomize-controller ``deleteObjects``; fluxcd/pkg
+  ``ssa/utils/meta.go`` ``AnyInMetadata``: a non-empty value compared with ``strings.EqualFold``).
+- A deleted Kustomization's finalizer deletes its inventory unless it is suspended, per
+  ``spec.deletionPolicy``: ``MirrorPrune`` (default) follows ``spec.prune``, ``Delete`` and
+  ``WaitForTermination`` delete, ``Orphan`` does not (``finalizerShouldDeleteResources``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fluxgraph import flux
+from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
+from fluxgraph.model import Location, ObjRef, as_dict
+
+KS_GROUP = flux.KUSTOMIZE_GROUP
+PRUNE_KEY = "kustomize.toolkit.fluxcd.io/prune"
+RECONCILE_KEY = "kustomize.toolkit.fluxcd.io/reconcile"
+SSA_KEY = "kustomize.toolkit.fluxcd.io/ssa"
+
+# kustomize-controller deleteObjects(): the exclusions of prune and of the finalizer
+GC_EXCLUSIONS = ((PRUNE_KEY, "disabled"), (RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
+# kustomize-controller apply(): objects that are never applied
+APPLY_EXCLUSIONS = ((RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
+
+# The API server's NamespaceLifecycle admission plugin refuses to delete these
+# (kubernetes plugin/pkg/admission/namespace/lifecycle, immortalNamespaces).
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+# Namespaces every cluster has, whatever the repository says; they are shared by definition.
+SYSTEM_NAMESPACES = IMMORTAL_NAMESPACES | {"kube-node-lease"}
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def loc(location: Location) -> str:
+    """``file:line`` for messages."""
+    return f"{location.file}:{location.line}"
+
+
+def metadata_match(data: dict[str, Any], pairs: Iterable[tuple[str, str]]) -> str | None:
+    """fluxcd/pkg ``AnyInMetadata``: the first ``key: value`` (label or annotation, non-empty
+    value, case-insensitive) found on the object, as text; None when there is none."""
+    md = as_dict(data.get("metadata"))
+    for sect, what in (("labels", "label"), ("annotations", "annotation")):
+        m = as_dict(md.get(sect))
+        for key, val in pairs:
+            v = m.get(key)
+            if isinstance(v, str) and v != "" and v.lower() == val.lower():
+                return f"{what} {key}: {v}"
+    return None
+
+
+def gc_protection(obj: AppliedObject) -> str | None:
+    """Why Flux's garbage collection would skip ``obj`` (as applied), or None."""
+    return metadata_match(obj.data, GC_EXCLUSIONS)
+
+
+def never_applied(obj: AppliedObject) -> bool:
+    return metadata_match(obj.data, APPLY_EXCLUSIONS) is not None
+
+
+def if_not_present(obj: AppliedObject) -> bool:
+    """``ssa: IfNotPresent`` (kustomize-controller ``apply()`` ``IfNotPresentSelector``): applied
+    only when the object does not exist yet."""
+    return metadata_match(obj.data, ((SSA_KEY, "IfNotPresent"),)) is not None
+
+
+def unresolved(ref: ObjRef) -> bool:
+    """An identity that still holds a ``${var}`` after substitution: a variable only the cluster
+    knows (or no substitution at all, which the API server rejects): not comparable."""
+    return "${" in ref.name or "${" in ref.namespace
+
+
+def finalizer_deletes(spec: flux.FluxKustomization) -> bool:
+    """kustomize-controller ``finalizerShouldDeleteResources`` (inventory assumed non-empty)."""
+    if spec.suspend:
+        return False
+    policy = spec.deletion_policy
+    if policy == "MirrorPrune":
+        return spec.prune
+    return policy in ("Delete", "WaitForTermination")
+
+
+def deletion_policy_text(spec: flux.FluxKustomization) -> str:
+    if spec.deletion_policy == "MirrorPrune":
+        return f"deletionPolicy MirrorPrune with prune: {'true' if spec.prune else 'false'}"
+    return f"deletionPolicy {spec.deletion_policy}"
+
+
+def ks_object(cluster: ClusterModel, ks_id: str) -> AppliedObject | None:
+    """The applied object that declares Kustomization ``ks_id`` in its parent's build."""
+    node = cluster.kustomizations.get(ks_id)
+    if node is None or node.parent is None:
+        return None
+    parent = cluster.kustomizations.get(node.parent)
+    if parent is None:
+        return None
+    ns, _, name = ks_id.partition("/")
+    for obj in parent.objects:
+        r = obj.ref
+        if r.kind == "Kustomization" and r.group == KS_GROUP and r.name == name and (r.namespace or ns) == ns:
+            return obj
+    return None
+
+
+def happens_before(cluster: ClusterModel, ks_id: str) -> set[str]:
+    """Kustomizations whose apply is complete before ``ks_id`` first reconciles.
+
+    A parent applied the child's Kustomization object, so the parent's apply (its Namespaces and
+    CRDs go first, in the same ``ApplyAllStaged`` call) precedes the child's existence; a
+    ``dependsOn`` target is Ready (applied) before the dependent proceeds. Both are transitive.
+    """
+    seen: set[str] = set()
+    stack = [ks_id]
+    while stack:
+        cur = cluster.kustomizations.get(stack.pop())
+        if cur is None:
+            continue
+        nxt: list[str] = [str(d) for d in cur.spec.depends_on]
+        if cur.parent:
+            nxt.append(cur.parent)
+        for n in nxt:
+            if n not in seen and n != ks_id:
+                seen.add(n)
+                stack.append(n)
+    return seen
+
+
+def source_name(obj: AppliedObject) -> str | None:
+    """``metadata.name`` of the document the object was read from (before kustomize's
+    transformers), or None for generated objects."""
+    doc = obj.resource.doc
+    if doc is None or not isinstance(doc.data, dict):
+        return obj.resource.prev_names[0][2] if obj.resource.prev_names else None
+    name = as_dict(doc.data.get("metadata")).get("name")
+    return name if isinstance(name, str) else None
+
+
+def built_name(obj: AppliedObject) -> str:
+    """``metadata.name`` after the kustomize build, before postBuild substitution."""
+    name = as_dict(obj.pre_substitution.get("metadata")).get("name")
+    return name if isinstance(name, str) else obj.ref.name
+
+
+def is_placeholder_name(name: str) -> bool:
+    """A name that cannot be a real namespace (``_``, ``${NS}``): written to be renamed."""
+    return "${" in name or not (len(name) <= 63 and _DNS_LABEL.match(name))
+
+
+def component(node: KustomizationNode, obj: AppliedObject) -> str | None:
+    """The part of a Kustomization's build an object comes from: the directory its top-level
+    kustomization entered (``platform/cilium`` of ``platform``), or the build dir itself for files
+    the top level lists directly. None when the model cannot tell (a file of a base or component
+    outside the entered directory: ``origin.via`` does not record the kustomization that listed it).
+    """
+    via = obj.resource.origin.via
+    top = posixpath.dirname(via[0]) if via else (node.build_dir or "")
+    if not via:
+        return top  # listed by the top-level kustomization itself
+    # origin.via lists the kustomization files of the directories entered, outermost first
+    # (the one that lists the file itself is not recorded)
+    is_dir = len(via) >= 2
+    entry = posixpath.dirname(via[1]) if is_dir else obj.resource.origin.file
+    rel = posixpath.relpath(entry, top) if top else entry
+    if rel == ".." or rel.startswith("../"):
+        return entry if is_dir else None  # a base entered from the top level / unknown
+    if not is_dir and "/" not in rel:
+        return top
+    first = rel.split("/", 1)[0]
+    return posixpath.join(top, first) if top else first
+
+
+@dataclass
+class NamespaceUse:
+    """Who declares a Namespace, and whose objects live in it."""
+
+    name: str
+    declarations: list[AppliedObject] = field(default_factory=list)
+    residents: dict[str, list[AppliedObject]] = field(
+        default_factory=lambda: defaultdict(list)
+    )  # ks id -> objects
+    helm_targets: dict[str, list[str]] = field(
+        default_factory=lambda: defaultdict(list)
+    )  # ks id -> HelmRelease ids
+    # Kustomizations with this targetNamespace whose objects the model could not list
+    unbuilt_targets: list[str] = field(default_factory=list)
+
+    @property
+    def declarers(self) -> list[str]:
+        return sorted({o.owner for o in self.declarations})
+
+
+def namespace_uses(cluster: ClusterModel) -> dict[str, NamespaceUse]:
+    uses: dict[str, NamespaceUse] = {}
+
+    def use(name: str) -> NamespaceUse:
+        if name not in uses:
+            uses[name] = NamespaceUse(name)
+        return uses[name]
+
+    for obj in cluster.objects():
+        if unresolved(obj.ref):
+            continue
+        if obj.ref.kind == "Namespace" and obj.ref.group == "":
+            if obj.ref.name:
+                use(obj.ref.name).declarations.append(obj)
+        elif obj.ref.namespace:
+            use(obj.ref.namespace).residents[obj.owner].append(obj)
+    for hr in cluster.helm_releases.values():
+        target = hr.spec.target_namespace or hr.spec.namespace
+        if target and target != hr.spec.namespace:
+            use(target).helm_targets[hr.owner].append(hr.id)
+    for ks in cluster.kustomizations.values():
+        if ks.spec.target_namespace and ks.status != "built":
+            use(ks.spec.target_namespace).unbuilt_targets.append(ks.id)
+    return uses
+
+
+@dataclass
+class SharedNamespace:
+    """A Namespace declared by one pruning Kustomization that something else depends on."""
+
+    use: NamespaceUse
+    declaration: AppliedObject
+    owner: KustomizationNode
+    others: dict[str, list[AppliedObject]]  # other Kustomizations' objects in it
+    helm: dict[str, list[str]]  # other Kustomizations' HelmReleases installing into it
+    unbuilt: list[str]  # other Kustomizations targeting it whose objects are not known
+    components: dict[str, list[AppliedObject]]  # other components of the owner
+    system: bool
+
+
+def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int]:
+    """Rule ``prunable-shared-namespace``: the hazards found and how many Namespaces were looked at.
+
+    Also used by ``cascading-child-deletion`` so that such a Namespace is reported once."""
+    out: list[SharedNamespace] = []
+    looked = 0
+    renamed = {id(r.obj) for r in renamed_namespaces(cluster)[0]}
+    for use in namespace_uses(cluster).values():
+        if len(use.declarers) != 1:
+            continue  # none, or several (object-applied-twice)
+        looked += 1
+        owner = cluster.kustomizations[use.declarers[0]]
+        decl = use.declarations[0]
+        if not owner.spec.prune or gc_protection(decl) is not None or id(decl) in renamed:
+            continue  # (a renamed one is reported as renamed-namespace)
+        if owner.parent is None and use.name == owner.spec.namespace:
+            # The root Kustomization declaring the namespace it lives in (flux bootstrap's
+            # gotk-components.yaml): pruned only when Flux itself is uninstalled or the root
+            # Kustomization is deleted, and then everything goes anyway.
+            continue
+        others = {k: v for k, v in use.residents.items() if k != owner.id}
+        helm = {k: v for k, v in use.helm_targets.items() if k != owner.id}
+        unbuilt = sorted(k for k in use.unbuilt_targets if k != owner.id)
+        mine = component(owner, decl)
+        comps: dict[str, list[AppliedObject]] = defaultdict(list)
+        if mine is not None:
+            for o in use.residents.get(owner.id, []):
+                c = component(owner, o)
+                if c is not None and c != mine and not _within(c, mine):
+                    comps[c].append(o)
+        flux_ns = cluster.root_id.partition("/")[0]
+        system = use.name in SYSTEM_NAMESPACES or use.name == flux_ns
+        if others or helm or unbuilt or comps or system:
+            out.append(SharedNamespace(use, decl, owner, others, helm, unbuilt, dict(comps), system))
+    return out, looked
+
+
+def _within(path: str, base: str) -> bool:
+    return base == "" or path == base or path.startswith(base + "/")
+
+
+@dataclass
+class RenamedNamespace:
+    """A Namespace object whose name kustomize changed, where the new name is already in use
+    (``claims``) or the old one is in use and declared nowhere else (``lost``)."""
+
+    obj: AppliedObject
+    owner: KustomizationNode
+    original: str
+    renamed: str
+    by_target_namespace: bool
+    claims: list[str]
+    lost: list[str]
+    protected: str | None
+
+    @property
+    def prunable(self) -> bool:
+        return self.protected is None and self.owner.spec.prune
+
+
+def _claims(
+    name: str,
+    use: NamespaceUse | None,
+    owner: str,
+    flux_namespaces: dict[str, list[str]],
+) -> list[str]:
+    """Who already uses namespace ``name``, besides ``owner``'s own objects."""
+    claims: list[str] = []
+    if name in SYSTEM_NAMESPACES:
+        claims.append("a system namespace")
+    holders = sorted(flux_namespaces.get(name, []))
+    if holders:
+        claims.append(
+            f"{_some('Flux Kustomization', holders)} {'lives' if len(holders) == 1 else 'live'} there"
+        )
+    if use is None:
+        return claims
+    others = sorted(k for k in use.declarers if k != owner)
+    if others:
+        claims.append(
+            f"{_some('Kustomization', others)} {'declares' if len(others) == 1 else 'declare'} it too"
+        )
+    residents = sorted(k for k in use.residents if k != owner and k not in others)
+    if residents:
+        claims.append(
+            f"{_some('Kustomization', residents)} {'has' if len(residents) == 1 else 'have'} objects there"
+        )
+    return claims
+
+
+def renamed_namespaces(cluster: ClusterModel) -> tuple[list[RenamedNamespace], int]:
+    """Rule ``renamed-namespace``: the hazards found and how many renames were looked at."""
+    uses = namespace_uses(cluster)
+    flux_namespaces: dict[str, list[str]] = defaultdict(list)
+    for ks in cluster.kustomizations.values():
+        flux_namespaces[ks.spec.namespace].append(ks.id)
+    # one document renamed into several namespaces is a template (a kustomize Component or a
+    # shared base whose Namespace every including kustomization names)
+    names_of_doc: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for use in uses.values():
+        for obj in use.declarations:
+            o = obj.resource.origin
+            names_of_doc[(o.file, o.doc_index)].add(built_name(obj))
+    out: list[RenamedNamespace] = []
+    looked = 0
+    for use in uses.values():
+        for obj in use.declarations:
+            original = source_name(obj)
+            renamed = built_name(obj)
+            if original is None or original == renamed:
+                continue
+            looked += 1
+            origin = obj.resource.origin
+            if is_placeholder_name(original) or len(names_of_doc[(origin.file, origin.doc_index)]) > 1:
+                continue  # `name: _`, or a template: written to be renamed
+            ks = cluster.kustomizations[obj.owner]
+            # the namespace it becomes is someone else's: the Kustomization takes it over
+            claims = _claims(renamed, use, ks.id, flux_namespaces)
+            # the namespace it was written for is in use and now declared nowhere
+            old_use = uses.get(original)
+            lost = (
+                []
+                if old_use is not None and old_use.declarations
+                else _claims(original, old_use, ks.id, flux_namespaces)
+            )
+            if not claims and not lost:
+                continue  # an overlay giving its own namespace a new name
+            by_target = ks.spec.target_namespace == renamed
+            hit = RenamedNamespace(obj, ks, original, renamed, by_target, claims, lost, gc_protection(obj))
+            if hit.prunable or by_target or lost:
+                out.append(hit)
+            # else: renamed next to where it is written (a kustomization's namespace:) into a
+            # namespace in use, and nothing is pruned: intentional
+    return out, looked
+
+
+def _some(what: str, ids: list[str], limit: int = 2) -> str:
+    """``Kustomization a`` / ``Kustomizations a, b and 3 more``."""
+    if len(ids) == 1:
+        return f"{what} {ids[0]}"
+    shown = ", ".join(ids[:limit])
+    more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+    return f"{what}s {shown}{more}"

@@ -1,0 +1,105 @@
+"""Objects in a Namespace, or custom resources of a CRD, that another Kustomization applies,
+without a dependsOn path to it (see rules/prerequisite-without-depends-on.md)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from fluxgraph.checks import CheckContext
+from fluxgraph.checks._ownership import happens_before, loc, never_applied, unresolved
+from fluxgraph.cluster import AppliedObject, ClusterModel
+from fluxgraph.findings import RawFinding
+from fluxgraph.model import as_dict
+
+ID = "prerequisite-without-depends-on"
+
+
+def _crd_key(obj: AppliedObject) -> tuple[str, str] | None:
+    spec = as_dict(obj.data.get("spec"))
+    group = spec.get("group")
+    kind = as_dict(spec.get("names")).get("kind")
+    if isinstance(group, str) and isinstance(kind, str) and group and kind:
+        return group, kind
+    return None
+
+
+def _existing_namespaces(cluster: ClusterModel, ks_id: str, before: set[str]) -> set[str]:
+    """Namespaces that exist whenever ``ks_id`` reconciles: its own (the Kustomization object
+    lives there), its source's, and those of the Kustomizations reconciled before it."""
+    out: set[str] = set()
+    for k in (ks_id, *before):
+        node = cluster.kustomizations.get(k)
+        if node is not None:
+            out.add(node.spec.namespace)
+            if node.spec.source_ref is not None:
+                out.add(node.spec.source_ref.namespace)
+    return out
+
+
+def check(ctx: CheckContext) -> Iterator[RawFinding]:
+    cluster = ctx.cluster
+    # prerequisite -> declaring Kustomization -> its declaration
+    namespaces: dict[str, dict[str, AppliedObject]] = defaultdict(dict)
+    crds: dict[tuple[str, str], dict[str, AppliedObject]] = defaultdict(dict)
+    for obj in cluster.objects():
+        if never_applied(obj) or unresolved(obj.ref):
+            continue
+        if obj.ref.kind == "Namespace" and obj.ref.group == "":
+            namespaces[obj.ref.name].setdefault(obj.owner, obj)
+        elif obj.ref.kind == "CustomResourceDefinition" and obj.ref.group == "apiextensions.k8s.io":
+            key = _crd_key(obj)
+            if key is not None:
+                crds[key].setdefault(obj.owner, obj)
+
+    for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
+        before: set[str] | None = None
+        # (what, name) -> first object of this Kustomization that needs it
+        needs: dict[tuple[str, str], AppliedObject] = {}
+        for obj in sorted(ks.objects, key=lambda o: o.location):
+            if never_applied(obj) or unresolved(obj.ref):
+                continue
+            if obj.ref.namespace and obj.ref.namespace in namespaces:
+                needs.setdefault(("Namespace", obj.ref.namespace), obj)
+            if (obj.ref.group, obj.ref.kind) in crds:
+                needs.setdefault(("CRD", f"{obj.ref.group}/{obj.ref.kind}"), obj)
+        for (what, name), user in needs.items():
+            if what == "Namespace":
+                declarers = namespaces[name]
+            else:
+                group, _, kind = name.partition("/")
+                declarers = crds[(group, kind)]
+            ctx.evaluated()
+            if ks.id in declarers:
+                continue  # applied first in the same apply (ssa ApplyAllStaged)
+            if before is None:
+                before = happens_before(cluster, ks.id)
+            if before & set(declarers):
+                continue
+            if what == "Namespace" and name in _existing_namespaces(cluster, ks.id, before):
+                continue
+            decl_ks = sorted(declarers)
+            decl = declarers[decl_ks[0]]
+            by = " or ".join(f"Kustomization {k}" for k in decl_ks)
+            below = [k for k in decl_ks if ks.id in cluster.ancestors(k)]
+            if what == "Namespace":
+                need = f"applies {user.ref} ({loc(user.location)}) into Namespace {name}, which {by} declares ({loc(decl.location)})"
+            else:
+                need = f"applies {user.ref} ({loc(user.location)}), whose CRD {decl.ref.name} {by} applies ({loc(decl.location)})"
+            yield RawFinding(
+                message=(
+                    f"Kustomization {ks.id} {need}, but it has no dependsOn on {'it' if len(decl_ks) == 1 else 'any of them'}, "
+                    f"directly or through its dependencies or parents"
+                    + (
+                        f"; {below[0]} is applied by {ks.id} itself, so on a new cluster this apply fails before "
+                        f"{below[0]} exists"
+                        if below and len(below) == len(decl_ks)
+                        else ""
+                    )
+                ),
+                location=user.location,
+                obj=user.ref,
+                kustomization=ks.id,
+                related=(decl.location,),
+                subject=f"{ks.id} needs {what} {name}",
+            )
