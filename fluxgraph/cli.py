@@ -7,6 +7,7 @@ error. Reports go to stdout (or ``--output``), diagnostics to stderr.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -62,10 +63,31 @@ def _fail(msg: str) -> None:
     sys.exit(2)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The last line of defence on untrusted input: an unexpected exception (a fluxgraph bug)
+    becomes exit status 2 and one line on stderr, never a traceback in a CI log. The
+    exception's notes name the last file read (``api.load``); ``FLUXGRAPH_DEBUG=1`` re-raises."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as e:
+            if os.environ.get("FLUXGRAPH_DEBUG") == "1":
+                raise
+            notes = "; ".join(getattr(e, "__notes__", ()))
+            first = str(e).splitlines()[0] if str(e) else ""
+            _fail(f"internal error: {type(e).__name__}: {first}{f' ({notes})' if notes else ''}; please report it (FLUXGRAPH_DEBUG=1 shows where)")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="fluxgraph")
 def main() -> None:
     """Static analyzer for Flux CD GitOps repositories."""
+
+
+GRAPH_FORMAT_NAMES = ["text", "json", "dot", "svg", "png", "mermaid"]
 
 
 @main.command()
@@ -75,8 +97,35 @@ def main() -> None:
 @flux_version_option
 @strict_option
 @substitute_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(GRAPH_FORMAT_NAMES),
+    default=None,
+    help="Output format. Default: from the --output suffix (.txt .json .dot .gv .svg .png .mmd), else text.",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the graph to FILE.")
+@click.option("--focus", metavar="NAME", default=None, help="Diagram one Kustomization (ns/name or name) with its ancestors and dependents.")
+@click.option("--depth", type=click.IntRange(min=0), default=None, metavar="N", help="With --focus: at most N hops from the focus each way.")
+@click.option(
+    "--group-by",
+    "group_by",
+    type=click.Choice(["none", "namespace", "folder"]),
+    default="none",
+    show_default=True,
+    help="Subgraphs per Kustomization namespace or per top folder of its path.",
+)
+@click.option("--helmreleases", is_flag=True, help="Draw HelmReleases, their dependsOn and chart sources.")
+@click.option("--substitution", is_flag=True, help="Draw substituteFrom/valuesFrom ConfigMaps and Secrets and what applies them.")
+@click.option(
+    "--sources",
+    type=click.Choice(["other", "all", "none"]),
+    default="other",
+    show_default=True,
+    help="sourceRef edges: other = all but the cluster's own repository (drawn once, feeding the root).",
+)
+@click.option("--findings/--no-findings", "with_findings", default=True, show_default=True, help="Run the checks; colour nodes by worst finding.")
+@click.option("--legend/--no-legend", default=True, show_default=True, help="Draw the legend.")
 def graph(
     path: str,
     cluster: str | None,
@@ -85,10 +134,35 @@ def graph(
     strict: bool | None,
     substitute: tuple[str, ...],
     substitute_from: tuple[str, ...],
-    fmt: str,
+    fmt: str | None,
     output: str | None,
+    focus: str | None,
+    depth: int | None,
+    group_by: str,
+    helmreleases: bool,
+    substitution: bool,
+    sources: str,
+    with_findings: bool,
+    legend: bool,
 ) -> None:
-    """Build the reconcile graph of PATH's clusters and print it."""
+    """Build the reconcile graph of PATH's clusters and print it (text, JSON) or draw it (DOT,
+    SVG, PNG, Mermaid). SVG and PNG need Graphviz's `dot`; without it the DOT is written instead
+    (to --output with a .dot suffix, or stdout) and the exit status is 2. See docs/diagrams.md."""
+    from fluxgraph.render.graph_formats import (
+        GRAPH_FORMATS,
+        GraphvizError,
+        dot_fallback_path,
+        format_for_output,
+        run_dot,
+    )
+    from fluxgraph.render.graph_view import ViewOptions, build_view
+
+    fmt = fmt or format_for_output(output) or "text"
+    spec = GRAPH_FORMATS[fmt]
+    if not spec.diagram and (focus is not None or depth is not None or group_by != "none" or helmreleases or substitution or sources != "other"):
+        _fail("--focus, --depth, --group-by, --helmreleases, --substitution and --sources apply to the dot, svg, png and mermaid formats")
+    if spec.binary and output is None and sys.stdout.isatty():
+        _fail(f"refusing to write {fmt.upper()} to a terminal; use --output FILE or a pipe")
     try:
         repo = load(
             path,
@@ -101,8 +175,48 @@ def graph(
     except FluxgraphError as e:
         _fail(str(e))
         return
-    text = json.dumps(to_json(repo.clusters), indent=2, sort_keys=False) + "\n" if fmt == "json" else to_text(repo.clusters)
-    _emit(text, output)
+    if not spec.diagram:
+        text = json.dumps(to_json(repo.clusters), indent=2, sort_keys=False) + "\n" if fmt == "json" else to_text(repo.clusters)
+        _emit(text, output)
+        return
+    options = ViewOptions(
+        focus=focus, depth=depth, group_by=group_by, helmreleases=helmreleases, substitution=substitution, sources=sources, legend=legend
+    )
+    try:
+        findings = []
+        if with_findings:
+            from fluxgraph.engine import run_checks
+
+            findings = run_checks(repo).findings
+        view = build_view(repo.clusters, findings, options)
+    except FluxgraphError as e:
+        _fail(str(e))
+        return
+    if spec.graphviz:
+        from fluxgraph.render.graph_dot import render_dot
+
+        dot_text = render_dot(view)
+        try:
+            data = run_dot(dot_text, fmt)
+        except GraphvizError as e:
+            fallback = dot_fallback_path(output) if output else None
+            click.echo(f"fluxgraph: error: {e}", err=True)
+            click.echo(f"fluxgraph: wrote the graph as DOT to {fallback or 'stdout'} instead (render it with `dot -T{fmt}`)", err=True)
+            _emit(dot_text, fallback)
+            sys.exit(2)
+        if output:
+            try:
+                with open(output, "wb") as fh:
+                    fh.write(data)
+            except OSError as err:
+                _fail(f"cannot write {output}: {err.strerror}")
+        else:
+            click.echo(data, nl=False)
+        return
+    rendered = spec.render(view)
+    for warning in view.warnings:
+        click.echo(f"fluxgraph: warning: {warning}", err=True)
+    _emit(rendered if isinstance(rendered, str) else rendered.decode("utf-8"), output)
 
 
 CHECK_FORMATS = ["text", "json", "sarif", "junit", "github"]
@@ -259,6 +373,138 @@ def rules_cmd(rule_id: str | None, fmt: str, output_dir: str | None) -> None:
     width = max((len(r) for r in catalog), default=10)
     for spec in catalog.values():
         click.echo(f"{spec.id:<{width}}  {spec.severity.value:<7}  {spec.summary}")
+
+
+def _rel_dir(p: str | None) -> str | None:
+    if p is None:
+        return None
+    p = p.strip().replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    return p.strip("/")
+
+
+@main.command("explain")
+@click.argument("target")
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@cluster_option
+@env_option
+@flux_version_option
+@strict_option
+@substitute_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--to", "move_to", metavar="KUSTOMIZATION", default=None, help="Plan moving TARGET to this Kustomization (namespace/name; new or existing).")
+@click.option("--to-path", "move_path", metavar="DIR", default=None, help="With --to and a new Kustomization: the folder it will build.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
+def explain_cmd(
+    target: str,
+    path: str,
+    cluster: str | None,
+    env: str | None,
+    flux_version: str | None,
+    strict: bool | None,
+    substitute: tuple[str, ...],
+    substitute_from: tuple[str, ...],
+    fmt: str,
+    move_to: str | None,
+    move_path: str | None,
+    output: str | None,
+) -> None:
+    """Explain TARGET (a folder or file of PATH, a Kustomization, or Kind/namespace/name): who
+    applies it and how, what it contributes, the variables it needs, who depends on it, the
+    findings that touch it, and with --to what moving it would do.
+
+    Exit status: 0, or 2 for a usage or input error (an unknown target).
+    """
+    from fluxgraph.explain import explain, findings_for, resolve_target
+    from fluxgraph.render.explain_report import FORMATS as EXPLAIN_FORMATS
+
+    if move_path is not None and move_to is None:
+        _fail("--to-path needs --to")
+    try:
+        repo = load(path, cluster=cluster, env=env, flux_version=flux_version, strict=strict, extra_vars=_parse_vars(substitute, substitute_from))
+        tgt = resolve_target(repo, target)
+        ex = explain(repo, tgt, findings=findings_for(repo, tgt), move_to=move_to, move_path=_rel_dir(move_path))
+    except FluxgraphError as e:
+        _fail(str(e))
+        return
+    if not ex.clusters:
+        click.echo(f"fluxgraph: {tgt.describe()} is in no cluster's build", err=True)
+    _emit(EXPLAIN_FORMATS[fmt](ex), output)
+
+
+@main.command("diff")
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@click.option("--base", "base_rev", required=True, metavar="REV", help="The git revision to compare from (e.g. origin/main).")
+@click.option("--head", "head_rev", default=None, metavar="REV", help="The git revision to compare to (default: the working tree).")
+@cluster_option
+@env_option
+@flux_version_option
+@strict_option
+@substitute_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "mermaid", "dot"]), default="text", show_default=True)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"]),
+    default="error",
+    show_default=True,
+    help="Lowest severity (of a verdict or a new finding) that makes the exit status 1.",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
+def diff_cmd(
+    path: str,
+    base_rev: str,
+    head_rev: str | None,
+    cluster: str | None,
+    env: str | None,
+    flux_version: str | None,
+    strict: bool | None,
+    substitute: tuple[str, ...],
+    substitute_from: tuple[str, ...],
+    fmt: str,
+    fail_on: str,
+    output: str | None,
+) -> None:
+    """Compare the clusters of PATH at git revision --base with --head (default: the working
+    tree): objects added, removed and moved, what garbage collection will delete and whether a
+    move races its old owner's prune, Kustomizations renamed or removed, dependsOn and
+    substitution changes, and rule findings new at head.
+
+    Exit status: 0, 1 when a verdict or a new finding is at or above --fail-on, 2 for a usage
+    or input error (PATH not in a git repository, an unknown revision).
+    """
+    from fluxgraph.diff import diff_revisions
+    from fluxgraph.findings import Severity
+    from fluxgraph.render.diff_graph import render_dot, render_mermaid
+    from fluxgraph.render.diff_report import render_json as diff_json
+    from fluxgraph.render.diff_report import render_markdown, render_text
+
+    try:
+        report = diff_revisions(
+            path,
+            base_rev,
+            head_rev,
+            load_kwargs={
+                "cluster": cluster,
+                "env": env,
+                "flux_version": flux_version,
+                "strict": strict,
+                "extra_vars": _parse_vars(substitute, substitute_from),
+            },
+        )
+    except FluxgraphError as e:
+        _fail(str(e))
+        return
+    threshold = Severity(fail_on)
+    renderers = {
+        "text": render_text,
+        "json": lambda r: diff_json(r, threshold),
+        "markdown": render_markdown,
+        "mermaid": render_mermaid,
+        "dot": render_dot,
+    }
+    _emit(renderers[fmt](report), output)
+    sys.exit(report.exit_code(threshold))
 
 
 def _emit(text: str, output: str | None) -> None:

@@ -1,0 +1,1043 @@
+"""``fluxgraph diff``: what a change does to the clusters, before Flux does it.
+
+``diff_repositories(base, head)`` compares two loaded repositories (pure; no I/O) and returns a
+``DiffReport``; ``diff_revisions`` reads git revisions (``fluxgraph.gitrev``) and loads them.
+Verdicts on garbage collection come from ``fluxgraph.gc``; their severities are what
+``--fail-on`` compares with (docs/explain-and-diff.md lists them).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fluxgraph import envsubst, flux, gc
+from fluxgraph.api import Repository, load
+from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
+from fluxgraph.explain import declaration_object, post_build_summary
+from fluxgraph.findings import Finding, Severity
+from fluxgraph.model import FluxgraphError, Location, ObjRef
+
+# Effect codes beyond the per-object verdicts of fluxgraph.gc
+NAMESPACE_CASCADE = "namespace-cascade"
+CRD_CASCADE = "crd-cascade"
+KUSTOMIZATION_CASCADE = "kustomization-cascade"
+ORPHANED_KUSTOMIZATION = "orphaned-kustomization"
+NOT_APPLIED = "not-applied"
+DATA_LOSS = "delete-data"
+
+EFFECT_SEVERITY: dict[str, Severity] = {
+    **gc.VERDICT_SEVERITY,
+    NAMESPACE_CASCADE: Severity.ERROR,
+    CRD_CASCADE: Severity.ERROR,
+    KUSTOMIZATION_CASCADE: Severity.ERROR,
+    ORPHANED_KUSTOMIZATION: Severity.WARNING,
+    NOT_APPLIED: Severity.ERROR,
+    DATA_LOSS: Severity.WARNING,
+}
+
+
+@dataclass
+class ObjectChange:
+    ref: ObjRef
+    before: list[str]  # owners at base
+    after: list[str]  # owners at head
+    location: Location | None
+
+
+@dataclass
+class Effect:
+    """One consequence of the change in the cluster."""
+
+    code: str
+    ref: ObjRef | None
+    old_owner: str | None
+    new_owner: str | None
+    message: str
+    location: Location | None = None
+    cascade: gc.Cascade | None = None
+    reason: str = ""  # the message without the object it is about (for grouping)
+
+    @property
+    def severity(self) -> Severity:
+        return EFFECT_SEVERITY[self.code]
+
+
+@dataclass
+class KsChange:
+    id: str
+    change: str  # added | removed | renamed | changed
+    renamed_to: str | None = None
+    fields: list[tuple[str, str, str]] = field(default_factory=list)  # (field, before, after)
+    objects_before: int = 0
+    objects_after: int = 0
+    fate: str = ""  # removed/renamed: what happens to the Kustomization and its objects
+    location: Location | None = None
+
+
+@dataclass
+class EdgeChange:
+    kind: str  # Kustomization | HelmRelease
+    source: str
+    target: str
+    change: str  # added | removed
+
+
+@dataclass
+class HrChange:
+    id: str
+    change: str  # added | removed | moved | changed
+    before_owner: str | None
+    after_owner: str | None
+    fields: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+@dataclass
+class VariableChange:
+    kustomization: str
+    name: str
+    change: str  # added | removed | changed | source
+    before: str | None  # origin, and the value when it is not secret
+    after: str | None
+
+
+@dataclass
+class SubstitutionChange:
+    kustomization: str
+    change: str  # added | removed
+    what: str  # "substituteFrom ConfigMap/x", "substitute KEY", "postBuild"
+
+
+@dataclass
+class ClusterDiff:
+    cluster: str
+    status: str  # changed | unchanged | added | removed
+    added: list[ObjectChange] = field(default_factory=list)
+    removed: list[ObjectChange] = field(default_factory=list)
+    moved: list[ObjectChange] = field(default_factory=list)
+    modified: list[ObjectChange] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
+    kustomizations: list[KsChange] = field(default_factory=list)
+    helm_releases: list[HrChange] = field(default_factory=list)
+    depends_on: list[EdgeChange] = field(default_factory=list)
+    substitution: list[SubstitutionChange] = field(default_factory=list)
+    variables: list[VariableChange] = field(default_factory=list)
+    new_findings: list[Finding] = field(default_factory=list)
+    fixed_findings: list[Finding] = field(default_factory=list)
+    reused: bool = False  # nothing this cluster reads changed: the base model was not rebuilt
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.added
+            or self.removed
+            or self.moved
+            or self.modified
+            or self.effects
+            or self.kustomizations
+            or self.helm_releases
+            or self.depends_on
+            or self.substitution
+            or self.variables
+            or self.new_findings
+            or self.fixed_findings
+        )
+
+
+@dataclass
+class DiffReport:
+    base: str
+    head: str
+    base_commit: str | None
+    head_commit: str | None
+    clusters: list[ClusterDiff]
+    new_findings: list[Finding] = field(default_factory=list)  # not tied to one cluster
+    fixed_findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def effects(self) -> list[tuple[str, Effect]]:
+        return [(c.cluster, e) for c in self.clusters for e in c.effects]
+
+    def all_new_findings(self) -> list[Finding]:
+        return [f for c in self.clusters for f in c.new_findings] + self.new_findings
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Severity}
+        for _, e in self.effects():
+            out[e.severity.value] += 1
+        for f in self.all_new_findings():
+            out[f.severity.value] += 1
+        return out
+
+    def exit_code(self, fail_on: Severity) -> int:
+        if any(e.severity.rank >= fail_on.rank for _, e in self.effects()):
+            return 1
+        return 1 if any(f.severity.rank >= fail_on.rank for f in self.all_new_findings()) else 0
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _by_ref(model: ClusterModel | None) -> dict[ObjRef, list[AppliedObject]]:
+    return gc.objects_by_ref(model) if model is not None else {}
+
+
+def _owners(objs: Iterable[AppliedObject]) -> list[str]:
+    return sorted({o.owner for o in objs})
+
+
+def _secret_origin(origin: str | None) -> bool:
+    return bool(origin) and str(origin).startswith("Secret/")
+
+
+def _show_value(v: Any, origin: str | None) -> str:
+    if v is envsubst.UNKNOWN:
+        return "(unknown)"
+    if _secret_origin(origin):
+        return "(secret)"
+    s = str(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _ks_fields(model: ClusterModel, node: KustomizationNode) -> dict[str, str]:
+    s = node.spec
+    return {
+        "path": s.path,
+        "sourceRef": gc.source_of(s) or "",
+        "prune": str(s.prune).lower(),
+        "wait": str(s.wait).lower(),
+        "timeout": flux.format_duration(s.effective_timeout),
+        "interval": flux.format_duration(s.interval) if s.interval is not None else "",
+        "targetNamespace": s.target_namespace or "",
+        "suspend": str(s.suspend).lower(),
+        "deletionPolicy": s.deletion_policy,
+        "postBuild": post_build_summary(s) or "",
+        "namePrefix": s.name_prefix,
+        "nameSuffix": s.name_suffix,
+        "decryption": "yes" if s.decryption else "",
+        "healthChecks": str(len(s.health_checks)) if s.health_checks else "",
+        "dependsOn": ", ".join(sorted(str(d) for d in s.depends_on)),
+        "declared in": node.declared_at.file if node.declared_at else "",
+        "applied by": node.parent or "",
+        "status": node.status,
+    }
+
+
+def _first_location(objs: list[AppliedObject]) -> Location | None:
+    return objs[0].location if objs else None
+
+
+# -- Kustomization fates --------------------------------------------------------------------
+
+
+@dataclass
+class _Fate:
+    deleted: bool
+    reason: str
+
+
+class _Ctx:
+    def __init__(self, base: ClusterModel, head: ClusterModel):
+        self.base = base
+        self.head = head
+        self.base_objs = _by_ref(base)
+        self.head_objs = _by_ref(head)
+        self._fates: dict[str, _Fate] = {}
+        self._deps_cache: dict[str, dict[str, int]] = {}
+        # A Kustomization that built at base but does not at head (build error, path or source
+        # gone): kustomize-controller stops before apply and prune, so its inventory stays as it
+        # was, and so do the children it applied. Their base objects stand for head.
+        self.frozen: dict[str, KustomizationNode] = {
+            k: hn
+            for k, hn in head.kustomizations.items()
+            if hn.status != "built" and k in base.kustomizations and base.kustomizations[k].status == "built"
+        }
+        self.carried: set[str] = set()  # frozen ones and their base descendants missing at head
+        stack = list(self.frozen)
+        while stack:
+            k = stack.pop()
+            if k in self.carried:
+                continue
+            self.carried.add(k)
+            stack.extend(
+                c for c, n in base.kustomizations.items() if n.parent == k and c not in head.kustomizations
+            )
+        for k in self.carried:
+            for o in base.kustomizations[k].objects:
+                self.head_objs.setdefault(o.ref, []).append(o)
+
+    def head_depends(self, ks_id: str) -> dict[str, int]:
+        if ks_id not in self._deps_cache:
+            self._deps_cache[ks_id] = gc.transitive_depends(self.head, ks_id)
+        return self._deps_cache[ks_id]
+
+    def fate(self, ks_id: str) -> _Fate:
+        """Whether a Kustomization that is gone at head is deleted from the cluster."""
+        if ks_id in self._fates:
+            return self._fates[ks_id]
+        self._fates[ks_id] = _Fate(False, "")  # cycle guard
+        node = self.base.kustomizations[ks_id]
+        parent = node.parent
+        decl = declaration_object(self.base, ks_id)
+        data = decl.data if decl is not None else {}
+        if parent is None:
+            f = _Fate(True, "the cluster's root Kustomization is gone")
+        elif parent in self.head.kustomizations:
+            pb = self.base.kustomizations[parent].spec
+            ph = self.head.kustomizations[parent].spec
+            j = gc.judge_removal(data, parent, [pb, ph], "Kustomization", ks_id.partition("/")[2])
+            if j.verdict == gc.DELETE:
+                f = _Fate(True, f"{parent} prunes it (prune: true)")
+            else:
+                f = _Fate(False, f"{parent} does not delete it: {j.reason}")
+        else:
+            pf = self.fate(parent)
+            if not pf.deleted:
+                f = _Fate(False, f"its parent {parent} is gone but stays in the cluster ({pf.reason})")
+            else:
+                j = gc.judge_finalizer(
+                    data,
+                    self.base.kustomizations[parent].spec,
+                    "Kustomization",
+                    ks_id.partition("/")[2],
+                    moved_to=None,
+                )
+                f = _Fate(j.verdict == gc.DELETE, f"{parent} is deleted and {j.reason}")
+        self._fates[ks_id] = f
+        return f
+
+
+# -- the comparison -------------------------------------------------------------------------
+
+
+def _cascades(ctx: _Ctx, obj: AppliedObject, verdict: str, owner: str) -> list[Effect]:
+    """Effects of deleting ``obj`` on what remains at head."""
+    out: list[Effect] = []
+    if verdict not in (gc.DELETE, gc.RACE, gc.RECREATE):
+        return out
+    ref = obj.ref
+    if gc.is_namespace(ref) and ref.name not in gc.IMMORTAL_NAMESPACES:
+        c = gc.namespace_cascade(ctx.head, ref.name)
+        if c.victims or c.helm_releases:
+            owners = sorted({o for o, _ in c.victims})
+            out.append(
+                Effect(
+                    NAMESPACE_CASCADE,
+                    ref,
+                    owner,
+                    None,
+                    f"{'if the race deletes it, ' if verdict == gc.RACE else ''}deleting Namespace {ref.name} deletes everything in it: "
+                    f"{len(c.victims)} object(s) still applied at head (of {', '.join(owners) or 'none'})"
+                    + (
+                        f" and the releases of {len(c.helm_releases)} HelmRelease(s) installing into it"
+                        if c.helm_releases
+                        else ""
+                    ),
+                    obj.location,
+                    c,
+                )
+            )
+    elif gc.is_crd(ref):
+        c = gc.crd_cascade(ctx.head, obj.data, ref.name)
+        if c.victims:
+            owners = sorted({o for o, _ in c.victims})
+            out.append(
+                Effect(
+                    CRD_CASCADE,
+                    ref,
+                    owner,
+                    None,
+                    f"{'if the race deletes it, ' if verdict == gc.RACE else ''}deleting CustomResourceDefinition {ref.name} takes {len(c.victims)} custom resource(s) still applied at head with it (of {', '.join(owners)})",
+                    obj.location,
+                    c,
+                )
+            )
+    elif gc.is_flux_ks(ref):
+        child_id = gc.ks_id_of(ref)
+        child_base = ctx.base.kustomizations.get(child_id)
+        if (
+            child_base is not None
+            and child_id in ctx.head.kustomizations
+            and gc.finalizer_deletes(child_base.spec)
+            and child_base.objects
+        ):
+            c = gc.Cascade(
+                f"Kustomization/{child_id}",
+                "kustomization",
+                note=f"its finalizer ({gc.deletion_policy_text(child_base.spec)}) deletes its inventory",
+            )
+            c.victims = [(child_id, o.ref) for o in child_base.objects]
+            out.append(
+                Effect(
+                    KUSTOMIZATION_CASCADE,
+                    ref,
+                    owner,
+                    None,
+                    f"if the Kustomization object {child_id} is deleted, its finalizer ({gc.deletion_policy_text(child_base.spec)}) "
+                    f"deletes its {len(child_base.objects)} object(s) before it is created again",
+                    obj.location,
+                    c,
+                )
+            )
+    return out
+
+
+def _object_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
+    base, head = ctx.base, ctx.head
+    for k, hn in sorted(ctx.frozen.items()):
+        first = next((p for p in hn.problems if not p.not_evaluated), None)
+        kids = sorted(c for c in ctx.carried if c != k and k in base.ancestors(c))
+        tail = f"; its {len(kids)} child Kustomization(s) keep running with their last spec" if kids else ""
+        cd.effects.append(
+            Effect(
+                NOT_APPLIED,
+                ObjRef("Kustomization", k.partition("/")[0], k.partition("/")[2], flux.KUSTOMIZE_GROUP),
+                k,
+                None,
+                f"Kustomization {k} does not build at head ({hn.status}{': ' + first.message if first else ''}): Flux applies "
+                f"and prunes nothing, and it stays not Ready with its {len(base.kustomizations[k].objects)} object(s){tail}",
+                first.location if first else hn.declared_at,
+            )
+        )
+    orphaned_ks: set[str] = set()
+    for ref in sorted(ctx.base_objs, key=lambda r: (r.namespace, r.kind, r.name)):
+        head_owners = _owners(ctx.head_objs.get(ref, []))
+        for bo in ctx.base_objs[ref]:
+            o_id = bo.owner
+            if o_id in head_owners:
+                continue
+            o_head = head.kustomizations.get(o_id)
+            o_base = base.kustomizations[o_id]
+            new_id = next((h for h in head_owners if h != o_id), None)
+            if o_head is None:
+                fate = ctx.fate(o_id)
+                if not fate.deleted:
+                    if o_id not in orphaned_ks:
+                        orphaned_ks.add(o_id)
+                        cd.effects.append(
+                            Effect(
+                                ORPHANED_KUSTOMIZATION,
+                                ObjRef(
+                                    "Kustomization",
+                                    o_id.partition("/")[0],
+                                    o_id.partition("/")[2],
+                                    flux.KUSTOMIZE_GROUP,
+                                ),
+                                o_id,
+                                None,
+                                f"Kustomization {o_id} is no longer declared but stays in the cluster ({fate.reason}): it keeps "
+                                f"reconciling {o_base.spec.path or '.'} with its last spec and keeps its {len(o_base.objects)} object(s)",
+                                o_base.declared_at,
+                            )
+                        )
+                    continue
+                j = gc.judge_finalizer(bo.data, o_base.spec, ref.kind, ref.name, moved_to=new_id)
+            elif new_id is not None:
+                new_head = head.kustomizations[new_id]
+                chain_b = gc.dependency_chain(base, o_id, new_id, same_source=True)
+                chain_h = gc.dependency_chain(head, o_id, new_id, same_source=True)
+                if gc.source_of(new_head.spec) != gc.source_of(o_head.spec):
+                    chain_b = chain_h = None
+                j = gc.judge_move(
+                    bo.data,
+                    gc.OldOwnerState(o_id, o_base.spec, o_head.spec, chain_b, chain_h),
+                    gc.NewOwnerState(
+                        new_id,
+                        exists_before=new_id in base.kustomizations,
+                        created_by_old=gc.applied_by(head, new_id, o_id),
+                        waits_for_old=o_id in ctx.head_depends(new_id),
+                        suspended=new_head.spec.suspend,
+                    ),
+                )
+            else:
+                j = gc.judge_removal(bo.data, o_id, [o_base.spec, o_head.spec], ref.kind, ref.name)
+            code = j.verdict
+            msg = j.reason
+            if new_id is not None:
+                what = f"{ref} moves from {o_id} to {new_id}"
+            else:
+                what = f"{ref} is no longer applied by {o_id}"
+            if code == gc.DELETE and ref.kind in gc.DATA_KINDS:
+                code = DATA_LOSS
+                msg += "; its data is lost"
+            if gc.is_helmrelease(ref) and j.verdict in (gc.DELETE, gc.RACE, gc.RECREATE):
+                msg += "; deleting a HelmRelease uninstalls its Helm release"
+            if ref.kind in gc.DATA_KINDS and j.verdict in (gc.RACE, gc.RECREATE):
+                msg += "; the volume's data is lost if it is deleted"
+            cd.effects.append(Effect(code, ref, o_id, new_id, f"{what}: {msg}", bo.location, reason=msg))
+            cd.effects.extend(_cascades(ctx, bo, j.verdict, o_id))
+
+
+def _kustomization_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
+    base, head = ctx.base, ctx.head
+    gone = sorted(set(base.kustomizations) - set(head.kustomizations) - ctx.carried)
+    new = sorted(set(head.kustomizations) - set(base.kustomizations))
+    renamed: dict[str, str] = {}
+    for old in gone:
+        ob = base.kustomizations[old]
+        refs = {o.ref for o in ob.objects}
+        best, score = None, 0.0
+        for n in new:
+            if n in renamed.values():
+                continue
+            nh = head.kustomizations[n]
+            s = 0.0
+            if ob.build_dir is not None and ob.build_dir == nh.build_dir:
+                s = 1.0
+            if refs:
+                s = max(s, len(refs & {o.ref for o in nh.objects}) / len(refs))
+            if s > score:
+                best, score = n, s
+        if best is not None and score >= 0.5:
+            renamed[old] = best
+    for old in gone:
+        ob = base.kustomizations[old]
+        fate = ctx.fate(old)
+        if fate.deleted:
+            if gc.finalizer_deletes(ob.spec):
+                tail = f"its finalizer ({gc.deletion_policy_text(ob.spec)}) deletes the {len(ob.objects)} object(s) still labelled with it"
+            else:
+                tail = f"its finalizer keeps its objects ({'suspended' if ob.spec.suspend else gc.deletion_policy_text(ob.spec)})"
+            fate_text = f"deleted: {fate.reason}; {tail}"
+        else:
+            fate_text = f"stays in the cluster: {fate.reason}"
+        cd.kustomizations.append(
+            KsChange(
+                old,
+                "renamed" if old in renamed else "removed",
+                renamed.get(old),
+                objects_before=len(ob.objects),
+                objects_after=len(head.kustomizations[renamed[old]].objects) if old in renamed else 0,
+                fate=fate_text,
+                location=ob.declared_at,
+            )
+        )
+    for n in new:
+        if n in renamed.values():
+            continue
+        nh = head.kustomizations[n]
+        cd.kustomizations.append(
+            KsChange(
+                n,
+                "added",
+                objects_after=len(nh.objects),
+                fate=f"applied by {nh.parent}" if nh.parent else "",
+                location=nh.declared_at,
+            )
+        )
+    for k in sorted(set(base.kustomizations) & set(head.kustomizations)):
+        fb = _ks_fields(base, base.kustomizations[k])
+        fh = _ks_fields(head, head.kustomizations[k])
+        changed = [(name, fb[name], fh[name]) for name in fb if fb[name] != fh[name]]
+        nb, nh_ = len(base.kustomizations[k].objects), len(head.kustomizations[k].objects)
+        if changed:
+            cd.kustomizations.append(
+                KsChange(
+                    k,
+                    "changed",
+                    fields=changed,
+                    objects_before=nb,
+                    objects_after=nh_,
+                    location=head.kustomizations[k].declared_at,
+                )
+            )
+
+
+def _edges(model: ClusterModel) -> set[tuple[str, str, str]]:
+    out = set()
+    for ks in model.kustomizations.values():
+        for d in ks.spec.depends_on:
+            out.add(("Kustomization", ks.id, str(d)))
+    for hr in model.helm_releases.values():
+        for d in hr.spec.depends_on:
+            out.add(("HelmRelease", hr.id, str(d)))
+    return out
+
+
+def _helm_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
+    b = ctx.base.helm_releases
+    h = dict(ctx.head.helm_releases)
+    h.update({hid: hb for hid, hb in b.items() if hb.owner in ctx.carried and hid not in h})
+    for hid in sorted(set(b) | set(h)):
+        hb, hh = b.get(hid), h.get(hid)
+        if hb is None and hh is not None:
+            cd.helm_releases.append(HrChange(hid, "added", None, hh.owner))
+        elif hh is None and hb is not None:
+            cd.helm_releases.append(HrChange(hid, "removed", hb.owner, None))
+        elif hb is not None and hh is not None:
+            fields = []
+            for name, vb, vh in (
+                ("chart", hb.spec.chart_name, hh.spec.chart_name),
+                ("version", hb.spec.chart_version, hh.spec.chart_version),
+                (
+                    "source",
+                    hb.spec.chart_source.id if hb.spec.chart_source else None,
+                    hh.spec.chart_source.id if hh.spec.chart_source else None,
+                ),
+                ("targetNamespace", hb.spec.target_namespace, hh.spec.target_namespace),
+                ("suspend", str(hb.spec.suspend).lower(), str(hh.spec.suspend).lower()),
+            ):
+                if vb != vh:
+                    fields.append((name, str(vb or ""), str(vh or "")))
+            if hb.owner != hh.owner:
+                cd.helm_releases.append(HrChange(hid, "moved", hb.owner, hh.owner, fields))
+            elif fields:
+                cd.helm_releases.append(HrChange(hid, "changed", hb.owner, hh.owner, fields))
+
+
+def _substitution_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
+    for k in sorted(set(ctx.base.kustomizations) & set(ctx.head.kustomizations)):
+        nb, nh = ctx.base.kustomizations[k], ctx.head.kustomizations[k]
+        pb, ph = nb.spec.post_build, nh.spec.post_build
+        if (pb is None) != (ph is None):
+            cd.substitution.append(SubstitutionChange(k, "added" if pb is None else "removed", "postBuild"))
+        sfb = {f"substituteFrom {s.kind}/{s.name}" for s in (pb.substitute_from if pb else ())}
+        sfh = {f"substituteFrom {s.kind}/{s.name}" for s in (ph.substitute_from if ph else ())}
+        sb = {f"substitute {key}" for key, _ in (pb.substitute if pb else ())}
+        sh = {f"substitute {key}" for key, _ in (ph.substitute if ph else ())}
+        for w in sorted((sfh | sh) - (sfb | sb)):
+            cd.substitution.append(SubstitutionChange(k, "added", w))
+        for w in sorted((sfb | sb) - (sfh | sh)):
+            cd.substitution.append(SubstitutionChange(k, "removed", w))
+        if k in ctx.frozen:
+            continue  # not built at head: its variables are not known there
+        vb, vh = dict(nb.variables), dict(nh.variables)
+        ob, oh = nb.variable_origin, nh.variable_origin
+        for name in sorted(set(vb) | set(vh)):
+            if name not in vb:
+                cd.variables.append(
+                    VariableChange(
+                        k, name, "added", None, f"{oh.get(name, '?')}: {_show_value(vh[name], oh.get(name))}"
+                    )
+                )
+            elif name not in vh:
+                cd.variables.append(
+                    VariableChange(
+                        k,
+                        name,
+                        "removed",
+                        f"{ob.get(name, '?')}: {_show_value(vb[name], ob.get(name))}",
+                        None,
+                    )
+                )
+            elif vb[name] != vh[name] or ob.get(name) != oh.get(name):
+                secret = _secret_origin(ob.get(name)) or _secret_origin(oh.get(name))
+                change = "changed" if vb[name] != vh[name] else "source"
+                cd.variables.append(
+                    VariableChange(
+                        k,
+                        name,
+                        change,
+                        f"{ob.get(name, '?')}: {'(secret)' if secret else _show_value(vb[name], ob.get(name))}",
+                        f"{oh.get(name, '?')}: {'(secret)' if secret else _show_value(vh[name], oh.get(name))}",
+                    )
+                )
+
+
+def _key(f: Finding) -> tuple[str, str]:
+    return (f.rule, f.fingerprint)
+
+
+def _pair_moved(new: list[Finding], fixed: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """A finding whose fingerprint changed only because its object's file moved (same rule,
+    cluster, object and severity on both sides) is neither new nor fixed."""
+    pool: dict[tuple[str, str, str, str], int] = {}
+    for f in fixed:
+        if f.obj is not None:
+            k = (f.rule, f.cluster, str(f.obj), f.severity.value)
+            pool[k] = pool.get(k, 0) + 1
+    kept_new = []
+    matched: dict[tuple[str, str, str, str], int] = {}
+    for f in new:
+        k = (f.rule, f.cluster, str(f.obj), f.severity.value)
+        if f.obj is not None and pool.get(k, 0) > matched.get(k, 0):
+            matched[k] = matched.get(k, 0) + 1
+            continue
+        kept_new.append(f)
+    kept_fixed = []
+    for f in fixed:
+        k = (f.rule, f.cluster, str(f.obj), f.severity.value)
+        if f.obj is not None and matched.get(k, 0) > 0:
+            matched[k] -= 1
+            continue
+        kept_fixed.append(f)
+    return kept_new, kept_fixed
+
+
+def diff_clusters(
+    base: ClusterModel | None,
+    head: ClusterModel | None,
+    *,
+    base_findings: Iterable[Finding] = (),
+    head_findings: Iterable[Finding] = (),
+) -> ClusterDiff:
+    """Compare one cluster at two revisions (either side may be missing)."""
+    name = (head or base).name if (head or base) is not None else "?"  # type: ignore[union-attr]
+    bf = list(base_findings)
+    hf = list(head_findings)
+    bkeys = {_key(f) for f in bf}
+    hkeys = {_key(f) for f in hf}
+    new_f, fixed_f = _pair_moved(
+        sorted(f for f in hf if _key(f) not in bkeys), sorted(f for f in bf if _key(f) not in hkeys)
+    )
+    if base is None or head is None:
+        only = head if base is None else base
+        assert only is not None
+        cd = ClusterDiff(name, "added" if base is None else "removed")
+        for ref, objs in sorted(_by_ref(only).items(), key=lambda kv: str(kv[0])):
+            oc = ObjectChange(
+                ref,
+                [] if base is None else _owners(objs),
+                _owners(objs) if base is None else [],
+                _first_location(objs),
+            )
+            (cd.added if base is None else cd.removed).append(oc)
+        for k in sorted(only.kustomizations):
+            cd.kustomizations.append(
+                KsChange(
+                    k,
+                    "added" if base is None else "removed",
+                    objects_before=0 if base is None else len(only.kustomizations[k].objects),
+                )
+            )
+        if head is None:
+            cd.effects.append(
+                Effect(
+                    ORPHANED_KUSTOMIZATION,
+                    None,
+                    only.root_id,
+                    None,
+                    f"cluster {name} is no longer found at head: its root Kustomization {only.root_id} is not deleted by a "
+                    "commit (it syncs itself); if its path is gone it fails and keeps everything",
+                )
+            )
+        cd.new_findings, cd.fixed_findings = new_f, fixed_f
+        return cd
+    ctx = _Ctx(base, head)
+    if ctx.carried:
+        # findings about what a failing Kustomization (and its children) applies are not
+        # fixed: the model just cannot see those objects at head any more
+        frozen_files = set().union(*(base.kustomizations[k].files for k in ctx.carried))
+        fixed_f = [
+            f for f in fixed_f if f.kustomization not in ctx.carried and f.location.file not in frozen_files
+        ]
+    cd = ClusterDiff(name, "changed")
+    for ref in sorted(set(ctx.base_objs) | set(ctx.head_objs), key=lambda r: (r.namespace, r.kind, r.name)):
+        b = ctx.base_objs.get(ref, [])
+        h = ctx.head_objs.get(ref, [])
+        ob, oh = _owners(b), _owners(h)
+        if not b:
+            cd.added.append(ObjectChange(ref, [], oh, _first_location(h)))
+        elif not h:
+            cd.removed.append(ObjectChange(ref, ob, [], _first_location(b)))
+        elif ob != oh:
+            cd.moved.append(ObjectChange(ref, ob, oh, _first_location(h)))
+        elif [o.data for o in b] != [o.data for o in h]:
+            cd.modified.append(ObjectChange(ref, ob, oh, _first_location(h)))
+    _object_effects(ctx, cd)
+    _kustomization_changes(ctx, cd)
+    _helm_changes(ctx, cd)
+    eb, eh = _edges(base), _edges(head)
+    eh |= {
+        e for e in eb if e[0] == "Kustomization" and e[1] in ctx.carried and e[1] not in head.kustomizations
+    }
+    eh |= {e for e in eb if e[0] == "HelmRelease" and base.helm_releases[e[1]].owner in ctx.carried}
+    cd.depends_on = [EdgeChange(k, s, t, "added") for k, s, t in sorted(eh - eb)] + [
+        EdgeChange(k, s, t, "removed") for k, s, t in sorted(eb - eh)
+    ]
+    _substitution_changes(ctx, cd)
+    cd.new_findings, cd.fixed_findings = new_f, fixed_f
+    cd.effects.sort(key=lambda e: (-e.severity.rank, str(e.ref), e.code, e.old_owner or ""))
+    if cd.empty:
+        cd.status = "unchanged"
+    return cd
+
+
+def diff_repositories(
+    base: Repository,
+    head: Repository,
+    *,
+    base_findings: Iterable[Finding] = (),
+    head_findings: Iterable[Finding] = (),
+    base_label: str = "base",
+    head_label: str = "head",
+    base_commit: str | None = None,
+    head_commit: str | None = None,
+    reused: Iterable[str] = (),
+) -> DiffReport:
+    bf, hf = list(base_findings), list(head_findings)
+    bmap = {c.name: c for c in base.clusters}
+    hmap = {c.name: c for c in head.clusters}
+    reused_set = set(reused)
+    clusters = []
+    for name in sorted(set(bmap) | set(hmap)):
+        cd = diff_clusters(
+            bmap.get(name),
+            hmap.get(name),
+            base_findings=[f for f in bf if f.cluster == name],
+            head_findings=[f for f in hf if f.cluster == name],
+        )
+        cd.reused = name in reused_set
+        clusters.append(cd)
+    bkeys = {_key(f) for f in bf if not f.cluster}
+    hkeys = {_key(f) for f in hf if not f.cluster}
+    new_g, fixed_g = _pair_moved(
+        sorted(f for f in hf if not f.cluster and _key(f) not in bkeys),
+        sorted(f for f in bf if not f.cluster and _key(f) not in hkeys),
+    )
+    return DiffReport(
+        base=base_label,
+        head=head_label,
+        base_commit=base_commit,
+        head_commit=head_commit,
+        clusters=clusters,
+        new_findings=new_g,
+        fixed_findings=fixed_g,
+    )
+
+
+# -- loading two revisions --------------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, tuple[str, bytes | str]]:
+    """Every file and symlink below ``root`` (``.git`` excluded): rel -> ("f", bytes) or ("l", target)."""
+    out: dict[str, tuple[str, bytes | str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [n for n in dirnames if n != ".git"]
+        for n in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            p = os.path.join(dirpath, n)
+            rel = os.path.relpath(p, root).replace(os.sep, "/")
+            try:
+                out[rel] = ("l", os.readlink(p)) if os.path.islink(p) else ("f", Path(p).read_bytes())
+            except OSError:
+                continue
+    return out
+
+
+def changed_paths(base_root: Path, head_root: Path) -> set[str]:
+    """Paths added, removed or modified between two trees."""
+    a, b = _tree(base_root), _tree(head_root)
+    return {rel for rel in set(a) | set(b) if a.get(rel) != b.get(rel)}
+
+
+def cluster_inputs(model: ClusterModel) -> tuple[set[str], set[str], set[str]]:
+    """What building ``model`` read: files, the folders whose listing mattered (the folders of
+    those files), and the build dirs (a generated kustomization lists everything below)."""
+    files: set[str] = set()
+    build_dirs: set[str] = set()
+    for ks in model.kustomizations.values():
+        files |= ks.files
+        for loc in (ks.declared_at, ks.spec.location):
+            if loc is not None:
+                files.add(loc.file)
+        for _, loc in ks.other_declarations:
+            files.add(loc.file)
+        if ks.build_dir is not None:
+            build_dirs.add(ks.build_dir)
+    for src in model.sources.values():
+        if src.location is not None:
+            files.add(src.location.file)
+    files = {f for f in files if f and "<" not in f}
+    dirs = {posixpath.dirname(f) for f in files}
+    return files, dirs, build_dirs
+
+
+def affected_by(model: ClusterModel, changed: set[str]) -> set[str]:
+    """The changed paths that ``model`` (built at one side) may have read at either side: a
+    file it read, a file next to one (a folder listing), anything below a build dir, a
+    ``.sourceignore``."""
+    files, dirs, build_dirs = cluster_inputs(model)
+    hit = set()
+    for p in changed:
+        p = p.rstrip("/")
+        if p in files or posixpath.dirname(p) in dirs or posixpath.basename(p) == ".sourceignore":
+            hit.add(p)
+        elif any(bd == "" or p == bd or p.startswith(bd + "/") for bd in build_dirs):
+            hit.add(p)
+    return hit
+
+
+_DISCOVERY_NEEDLES = (b"kustomize.toolkit.fluxcd.io", b"sync:")
+_DISCOVERY_DIRS = ("clusters/", "kubernetes/clusters/", "cluster/")
+
+
+def _may_hold_a_cluster(base_root: Path, rel: str) -> bool:
+    """Whether a changed file no head cluster reads could be (part of) a cluster at base:
+    what ``discovery.discover`` looks at."""
+    if not rel.endswith((".yaml", ".yml")):
+        return False
+    if rel.startswith(_DISCOVERY_DIRS):
+        return True
+    try:
+        data = (base_root / rel).read_bytes()
+    except OSError:
+        return False  # absent at base: cannot be a base cluster
+    return any(n in data for n in _DISCOVERY_NEEDLES)
+
+
+_SHARING = False
+
+
+@contextmanager
+def shared_documents() -> Iterator[None]:
+    """Parse each file content once across the loads of one diff.
+
+    ``api.load`` makes a new ``FileCache`` per call, so the base revision would parse again
+    every file that did not change. Parsed documents are never modified (the builder copies
+    what it transforms: ``kustomize/build.py`` ``_read_resource_file``), so two caches can
+    share them: for the duration of the block, ``FileCache.documents`` parses through a memo
+    keyed by (path, bytes). A stand-in for a document-cache argument of ``api.load``."""
+    from fluxgraph.kustomize import build
+    from fluxgraph.yamlio import LoadResult
+
+    global _SHARING
+    if _SHARING:
+        yield
+        return
+    original = build.load_documents
+    memo: dict[tuple[str, bytes], LoadResult] = {}
+
+    def cached(file: str, data: bytes) -> LoadResult:
+        key = (file, bytes(data))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = original(file, data)
+        return hit
+
+    build.load_documents = cached
+    _SHARING = True
+    try:
+        yield
+    finally:
+        build.load_documents = original
+        _SHARING = False
+
+
+@dataclass
+class Loaded:
+    repo: Repository
+    findings: list[Finding]
+    reused: list[str]
+
+
+def load_pair(
+    base_root: Path,
+    head_root: Path,
+    *,
+    load_kwargs: dict[str, Any],
+    checks: Callable[[Repository], list[Finding]],
+    changed: set[str] | None = None,
+) -> tuple[Loaded, Loaded]:
+    """Load head, then only what base needs.
+
+    A cluster none of whose inputs changed (``affected_by``) is not rebuilt at base: its head
+    model stands for it, and the checks do not run on it at either side (their findings would
+    be the same). The base is loaded in full when a changed file that no head cluster reads
+    could hold a cluster at base (``_may_hold_a_cluster``) or when --cluster/--env narrow the
+    load anyway. ``changed``: the paths that differ (from git); compared file by file when
+    not given."""
+    head_repo = load(head_root, **load_kwargs)
+    if changed is None:
+        changed = changed_paths(base_root, head_root)
+    claimed: set[str] = set()
+    affected: list[ClusterModel] = []
+    for c in head_repo.clusters:
+        hit = affected_by(c, changed)
+        claimed |= hit
+        if hit:
+            affected.append(c)
+    unclaimed_yaml = any(_may_hold_a_cluster(base_root, p) for p in changed - claimed)
+    narrowed = bool(load_kwargs.get("cluster") or load_kwargs.get("env"))
+    base_models: dict[str, ClusterModel] = {}
+    base_cache = None
+    full = unclaimed_yaml or narrowed
+    if full:
+        try:
+            base_full = load(base_root, **load_kwargs)
+            base_models = {c.name: c for c in base_full.clusters}
+            base_cache = base_full.cache
+        except FluxgraphError:
+            base_models = {}
+        affected = list(head_repo.clusters)
+        compared_base = list(base_models.values())
+        base_clusters = compared_base
+        reused: list[str] = []
+    else:
+        kw = {k: v for k, v in load_kwargs.items() if k not in ("cluster", "env")}
+        for c in affected:
+            try:
+                part = load(base_root, cluster=c.root_dir, **kw)
+            except FluxgraphError:
+                continue  # the cluster's folder does not exist at base: it is new
+            base_cache = base_cache or part.cache
+            for m in part.clusters:
+                if m.name == c.name:
+                    base_models[c.name] = m
+        names = {c.name for c in affected}
+        reused = [c.name for c in head_repo.clusters if c.name not in names]
+        compared_base = list(base_models.values())
+        base_clusters = sorted(
+            compared_base + [c for c in head_repo.clusters if c.name in reused], key=lambda m: m.root_dir
+        )
+    base_repo = Repository(root=base_root, clusters=base_clusters, cache=base_cache)
+    head_checked = Repository(root=head_repo.root, clusters=affected, cache=head_repo.cache)
+    base_checked = Repository(root=base_root, clusters=compared_base, cache=base_cache)
+    head_findings = checks(head_checked) if affected else []
+    base_findings = checks(base_checked) if compared_base else []
+    return Loaded(base_repo, base_findings, reused), Loaded(head_repo, head_findings, reused)
+
+
+def diff_revisions(
+    path: str | os.PathLike[str],
+    base_rev: str,
+    head_rev: str | None = None,
+    *,
+    load_kwargs: dict[str, Any] | None = None,
+    checks: Callable[[Repository], list[Finding]] | None = None,
+) -> DiffReport:
+    """Compare ``base_rev`` with ``head_rev`` (default: the working tree) of the folder ``path``
+    of a git repository."""
+    from fluxgraph import gitrev
+
+    load_kwargs = dict(load_kwargs or {})
+    if checks is None:
+        from fluxgraph.engine import run_checks
+
+        def checks(repo: Repository) -> list[Finding]:
+            return run_checks(repo).findings
+
+    gitrev.toplevel(path)
+    with tempfile.TemporaryDirectory(prefix="fluxgraph-diff-") as tmp:
+        base_exp = gitrev.export(path, base_rev, Path(tmp) / "base")
+        if head_rev is not None:
+            head_exp = gitrev.export(path, head_rev, Path(tmp) / "head")
+            head_root, head_commit, head_label = head_exp.root, head_exp.commit, head_rev
+        else:
+            head_root, head_commit, head_label = Path(path), None, "working tree"
+        changed = gitrev.changed_paths(path, base_exp.commit, head_rev)
+        with shared_documents():
+            base_l, head_l = load_pair(
+                base_exp.root, head_root, load_kwargs=load_kwargs, checks=checks, changed=changed
+            )
+        report = diff_repositories(
+            base_l.repo,
+            head_l.repo,
+            base_findings=base_l.findings,
+            head_findings=head_l.findings,
+            base_label=base_rev,
+            head_label=head_label,
+            base_commit=base_exp.commit,
+            head_commit=head_commit,
+            reused=base_l.reused,
+        )
+        if not base_l.repo.clusters:
+            report.notes.append(f"no Flux cluster found at {base_rev}: everything at head is new")
+        for s in base_exp.skipped:
+            report.notes.append(f"{base_rev}: skipped {s}")
+    return report

@@ -1,0 +1,1191 @@
+"""``fluxgraph explain``: what a folder, file, Kustomization or object is in the reconcile model,
+and what moving it to another Kustomization would do.
+
+Pure functions over loaded models (``fluxgraph.load``) returning dataclasses; rendering lives in
+``fluxgraph.render.explain_report``. Flux facts behind the move verdicts: ``fluxgraph.gc``.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fluxgraph import envsubst, flux, gc
+from fluxgraph.api import Repository
+from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
+from fluxgraph.findings import Finding
+from fluxgraph.model import FluxgraphError, Location, ObjRef, as_dict
+from fluxgraph.substitution import substitution_disabled
+
+_OBJ_RE = re.compile(r"^[A-Z][A-Za-z0-9]*(?:\.[a-z0-9.-]+)?/[^/]+(?:/[^/]+)?$")
+_PREFIXES = {
+    "ks:": "kustomization",
+    "kustomization:": "kustomization",
+    "path:": "path",
+    "obj:": "object",
+    "object:": "object",
+}
+
+
+# -- the target -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the user asked about. ``kind``: path | kustomization | object."""
+
+    kind: str
+    text: str
+    path: str | None = None  # repo-relative file or folder ("" = the repository root)
+    is_file: bool = False
+    ks_id: str | None = None
+    obj_kind: str | None = None
+    obj_namespace: str | None = None
+    obj_name: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "path":
+            return f"{'file' if self.is_file else 'folder'} {self.path or '.'}"
+        if self.kind == "kustomization":
+            return f"Kustomization {self.ks_id}"
+        ns = f"{self.obj_namespace}/" if self.obj_namespace else ""
+        return f"{self.obj_kind}/{ns}{self.obj_name}"
+
+
+def under(file: str, path: str) -> bool:
+    return path == "" or file == path or file.startswith(path + "/")
+
+
+def _repo_rel(repo: Repository, text: str, cwd: Path | None) -> str | None:
+    """``text`` as a repo-relative path when it names something in the repository."""
+    root = Path(repo.root).resolve()
+    raw = text.strip()
+    candidates: list[Path] = []
+    p = Path(raw)
+    if p.is_absolute():
+        candidates.append(p)
+    else:
+        candidates.append(root / raw)
+        candidates.append((cwd or Path.cwd()) / raw)
+    for c in candidates:
+        try:
+            rel = os.path.relpath(os.path.abspath(c), root)
+        except ValueError:
+            continue
+        if rel == ".":
+            rel = ""
+        if rel.startswith(".."):
+            continue
+        rel = rel.replace(os.sep, "/")
+        if (root / rel).exists():
+            return rel
+    return None
+
+
+def resolve_target(repo: Repository, text: str, *, cwd: Path | None = None) -> Target:
+    """Read TARGET: an explicit ``ks:``/``path:``/``obj:`` prefix wins; otherwise an object
+    (``Kind/namespace/name``), then a file or folder of the repository, then a Kustomization
+    (``namespace/name`` or a unique bare name)."""
+    forced = None
+    for prefix, kind in _PREFIXES.items():
+        if text.startswith(prefix):
+            forced, text = kind, text[len(prefix) :]
+            break
+    if not text:
+        raise FluxgraphError("explain: empty target")
+    if forced in (None, "object") and _OBJ_RE.match(text):
+        parts = text.split("/")
+        kind = parts[0].split(".", 1)[0]
+        if len(parts) == 3:
+            return Target("object", text, obj_kind=kind, obj_namespace=parts[1], obj_name=parts[2])
+        return Target("object", text, obj_kind=kind, obj_namespace=None, obj_name=parts[1])
+    if forced == "object":
+        raise FluxgraphError(f"explain: {text!r} is not Kind/namespace/name or Kind/name")
+    if forced in (None, "path"):
+        rel = _repo_rel(repo, text, cwd)
+        if rel is not None:
+            is_file = (Path(repo.root) / rel).is_file()
+            return Target("path", text, path=rel, is_file=is_file)
+        if forced == "path":
+            raise FluxgraphError(f"explain: {text}: no such file or folder in {repo.root}")
+    ids = {ks_id for c in repo.clusters for ks_id in c.kustomizations}
+    if "/" in text and text in ids:
+        return Target("kustomization", text, ks_id=text)
+    if "/" not in text:
+        named = sorted({ks_id for ks_id in ids if ks_id.split("/", 1)[1] == text})
+        if len(named) == 1:
+            return Target("kustomization", text, ks_id=named[0])
+        if len(named) > 1:
+            raise FluxgraphError(
+                f"explain: {text!r} names several Kustomizations ({', '.join(named)}); give namespace/name"
+            )
+    raise FluxgraphError(
+        f"explain: {text!r} is not a file or folder of {repo.root}, a Kustomization (namespace/name) "
+        "or an object (Kind/namespace/name)"
+    )
+
+
+# -- the explanation ------------------------------------------------------------------------
+
+
+@dataclass
+class ChainLink:
+    """One Kustomization on the way from the cluster root to an owner, with its effective spec."""
+
+    id: str
+    path: str
+    build_dir: str | None
+    source: str | None
+    prune: bool
+    wait: bool
+    timeout: str
+    interval: str | None
+    target_namespace: str | None
+    post_build: str | None  # one-line summary
+    suspend: bool
+    deletion_policy: str
+    declared_at: Location | None
+    status: str
+    # fields whose value differs from the declaration (set by a parent's patches or substitution)
+    from_parent: tuple[str, ...] = ()
+
+
+@dataclass
+class ObjectView:
+    ref: ObjRef
+    owner: str
+    location: Location
+    via: tuple[str, ...]
+    substitution: str
+    protection: str | None
+
+
+@dataclass
+class OwnerView:
+    ks_id: str
+    how: str
+    chain: list[ChainLink]
+    objects: list[ObjectView]
+    children: list[str] = field(default_factory=list)  # Kustomizations among the objects
+
+
+@dataclass
+class NamespaceView:
+    name: str
+    declared_here: bool  # the target declares it
+    declarations: list[tuple[str, Location, str | None]]  # (owner, where, protection) of every declaration
+    residents: dict[str, list[ObjRef]]  # objects in it outside the target, by owner
+    helm_targets: list[str]  # HelmReleases of others installing into it
+    immortal: bool
+
+
+@dataclass
+class VariableUse:
+    ref: ObjRef
+    field: str
+    has_default: bool
+
+
+@dataclass
+class VariableSource:
+    owner: str
+    substituted: bool  # the owner runs postBuild substitution at all
+    origin: str | None  # substitute | ConfigMap/ns/name | Secret/ns/name | command line | None
+    provider: list[str]  # Kustomizations that apply that ConfigMap/Secret
+    open: bool = False  # a substituteFrom object is not in the repository: may define it
+
+
+@dataclass
+class VariableView:
+    name: str
+    uses: list[VariableUse]
+    sources: list[VariableSource]
+
+    @property
+    def has_default(self) -> bool:
+        return all(u.has_default for u in self.uses)
+
+
+@dataclass
+class HelmDeps:
+    id: str
+    owner: str
+    depends_on: list[str]
+    dependents: list[str]  # HelmReleases that dependsOn it
+
+
+@dataclass
+class DependencyView:
+    owner: str
+    depends_on: dict[str, int]  # transitive, with distance
+    dependents: dict[str, int]
+    helm: list[HelmDeps] = field(default_factory=list)
+
+
+@dataclass
+class MoveObject:
+    ref: ObjRef
+    old_owner: str
+    verdict: str
+    reason: str
+    location: Location
+
+
+@dataclass
+class MissingVariable:
+    name: str
+    origin: str | None  # where the old owner takes it from
+    provider: list[str]
+    has_default: bool
+
+
+@dataclass
+class Need:
+    """Something the moved objects need applied first, and who applies it."""
+
+    provider: str
+    what: str
+    covered: bool  # the new owner already waits for it
+
+
+@dataclass
+class MovePlan:
+    new_owner: str
+    exists: bool
+    new_path: str | None
+    old_owners: list[str]
+    objects: list[MoveObject]
+    cascades: list[gc.Cascade]
+    missing_variables: list[MissingVariable]
+    escapes: list[ObjRef]  # objects with $${...} escapes that a non-substituting owner would keep doubled
+    newly_substituted: list[str]  # variables the new owner would substitute that the old one left alone
+    needs: list[Need]
+    dependents: list[tuple[str, str]]  # (Kustomization, why it must now dependsOn the new owner)
+    differences: list[str]
+    steps: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def worst(self) -> str:
+        v = gc.SAFE
+        for o in self.objects:
+            v = gc.worse(v, o.verdict)
+        return v
+
+
+@dataclass
+class ClusterExplanation:
+    cluster: str
+    owners: list[OwnerView]
+    namespaces: list[NamespaceView]
+    variables: list[VariableView]
+    dependencies: list[DependencyView]
+    findings: list[Finding]
+    move: MovePlan | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Explanation:
+    target: Target
+    clusters: list[ClusterExplanation]
+    not_in: list[str]  # clusters that do not apply the target
+
+
+# -- building blocks ------------------------------------------------------------------------
+
+
+def _fmt_duration(s: float | None) -> str | None:
+    return flux.format_duration(s) if s is not None else None
+
+
+def post_build_summary(spec: flux.FluxKustomization) -> str | None:
+    pb = spec.post_build
+    if pb is None:
+        return None
+    parts = []
+    if pb.substitute:
+        parts.append("substitute " + ", ".join(k for k, _ in pb.substitute))
+    if pb.substitute_from:
+        parts.append(
+            "substituteFrom "
+            + ", ".join(
+                f"{sf.kind}/{sf.name}{' (optional)' if sf.optional else ''}" for sf in pb.substitute_from
+            )
+        )
+    if pb.strategy != "WithVariables":
+        parts.append(f"substituteStrategy {pb.strategy}")
+    return "; ".join(parts) or "postBuild: {}"
+
+
+def declaration_object(model: ClusterModel, ks_id: str) -> AppliedObject | None:
+    node = model.kustomizations.get(ks_id)
+    if node is None or node.parent is None:
+        return None
+    parent = model.kustomizations.get(node.parent)
+    if parent is None:
+        return None
+    ns, _, name = ks_id.partition("/")
+    for obj in parent.objects:
+        if gc.is_flux_ks(obj.ref) and obj.ref.name == name and (obj.ref.namespace or ns) == ns:
+            return obj
+    return None
+
+
+_FIELDS = (
+    ("prune", "prune"),
+    ("wait", "wait"),
+    ("timeout", "timeout"),
+    ("interval", "interval"),
+    ("targetNamespace", "target_namespace"),
+    ("postBuild", "post_build"),
+    ("suspend", "suspend"),
+    ("deletionPolicy", "deletion_policy"),
+    ("dependsOn", "depends_on"),
+    ("path", "path"),
+)
+
+
+def fields_from_parent(model: ClusterModel, ks_id: str) -> tuple[str, ...]:
+    """Spec fields whose effective value differs from what the Kustomization's own document
+    says (a parent's ``patches`` or substitution set them)."""
+    obj = declaration_object(model, ks_id)
+    node = model.kustomizations.get(ks_id)
+    if obj is None or node is None or obj.resource.doc is None or not isinstance(obj.resource.doc.data, dict):
+        return ()
+    written = as_dict(obj.resource.doc.data.get("spec"))
+    effective = as_dict(obj.data.get("spec"))
+    out = []
+    for key, _attr in _FIELDS:
+        if written.get(key) != effective.get(key):
+            out.append(key)
+    return tuple(out)
+
+
+def chain_link(model: ClusterModel, ks_id: str) -> ChainLink:
+    node = model.kustomizations[ks_id]
+    s = node.spec
+    return ChainLink(
+        id=ks_id,
+        path=s.path,
+        build_dir=node.build_dir,
+        source=gc.source_of(s),
+        prune=s.prune,
+        wait=s.wait,
+        timeout=flux.format_duration(s.effective_timeout),
+        interval=_fmt_duration(s.interval),
+        target_namespace=s.target_namespace,
+        post_build=post_build_summary(s),
+        suspend=s.suspend,
+        deletion_policy=s.deletion_policy,
+        declared_at=node.declared_at,
+        status=node.status,
+        from_parent=fields_from_parent(model, ks_id),
+    )
+
+
+def chain(model: ClusterModel, ks_id: str) -> list[ChainLink]:
+    ids = list(reversed(model.ancestors(ks_id))) + [ks_id]
+    return [chain_link(model, k) for k in ids if k in model.kustomizations]
+
+
+def _object_view(obj: AppliedObject) -> ObjectView:
+    return ObjectView(
+        obj.ref, obj.owner, obj.location, obj.resource.origin.via, obj.substitution, gc.protection(obj.data)
+    )
+
+
+def _order(objs: Iterable[AppliedObject]) -> list[AppliedObject]:
+    return sorted(
+        objs, key=lambda o: (not gc.is_namespace(o.ref), o.owner, o.ref.kind, o.ref.namespace, o.ref.name)
+    )
+
+
+def target_objects(model: ClusterModel, target: Target) -> tuple[list[AppliedObject], list[str]]:
+    """The objects the target contributes in this cluster, and the Kustomizations that build
+    it (their ``build_dir`` is the folder or inside it) even when they apply nothing."""
+    if target.kind == "kustomization":
+        node = model.kustomizations.get(target.ks_id or "")
+        if node is None:
+            return [], []
+        return list(node.objects), [node.id]
+    if target.kind == "object":
+        kind = (target.obj_kind or "").lower()
+        out = [
+            o
+            for o in model.objects()
+            if o.ref.kind.lower() == kind
+            and o.ref.name == target.obj_name
+            and (target.obj_namespace is None or o.ref.namespace == target.obj_namespace)
+        ]
+        if target.obj_namespace is None and len({o.ref.namespace for o in out}) > 1:
+            cluster_scoped = [o for o in out if o.ref.namespace == ""]
+            if cluster_scoped:
+                out = cluster_scoped
+        return out, []
+    path = target.path or ""
+    objs = []
+    for o in model.objects():
+        origin = o.resource.origin
+        if under(origin.file, path) or any(
+            under(posixpath.dirname(v) if v.endswith("<generated>") else v, path) for v in origin.via
+        ):
+            objs.append(o)
+    builders = sorted(
+        ks.id
+        for ks in model.kustomizations.values()
+        if ks.build_dir is not None and under(ks.build_dir, path) and not target.is_file
+    )
+    return objs, builders
+
+
+def _how(model: ClusterModel, ks: KustomizationNode, target: Target, objs: list[AppliedObject]) -> str:
+    if target.kind == "kustomization":
+        return "is the Kustomization"
+    if target.kind == "object":
+        return f"applies it ({objs[0].location.file}:{objs[0].location.line})" if objs else "applies it"
+    path = target.path or ""
+    bd = ks.build_dir
+    if bd is not None and bd == path:
+        return f"builds this folder (spec.path {ks.spec.path})"
+    if bd is not None and not target.is_file and under(bd, path):
+        return f"builds {bd}, inside this folder"
+    if bd is not None and under(path, bd):
+        via = next((o.resource.origin.via for o in objs if o.resource.origin.via), ())
+        through = " -> ".join(via) if via else f"{bd}'s generated kustomization"
+        return f"builds {bd}, which includes it through {through}"
+    via = next((o.resource.origin.via for o in objs if o.resource.origin.via), ())
+    if via:
+        return f"builds {bd or '?'}, which includes it from outside through {' -> '.join(via)}"
+    comps = [
+        c
+        for c in ks.spec.components
+        if bd is not None and under(posixpath.normpath(posixpath.join(bd, c)), path)
+    ]
+    if comps:
+        return f"builds {bd}, which includes it through spec.components ({', '.join(comps)})"
+    return f"builds {bd or '?'}, which includes it from outside this folder"
+
+
+def namespace_views(model: ClusterModel, objs: list[AppliedObject]) -> list[NamespaceView]:
+    mine = {id(o) for o in objs}
+    declared = {o.ref.name for o in objs if gc.is_namespace(o.ref)}
+    used = {o.ref.namespace for o in objs if o.ref.namespace}
+    names = sorted(declared | used, key=lambda n: (n not in declared, n))
+    decls: dict[str, list[AppliedObject]] = {}
+    residents: dict[str, dict[str, list[ObjRef]]] = {n: {} for n in names}
+    for o in model.objects():
+        if gc.is_namespace(o.ref) and o.ref.name in residents:
+            decls.setdefault(o.ref.name, []).append(o)
+        elif o.ref.namespace in residents and id(o) not in mine:
+            residents[o.ref.namespace].setdefault(o.owner, []).append(o.ref)
+    helm: dict[str, list[str]] = {n: [] for n in names}
+    target_hrs = {(o.ref.namespace, o.ref.name) for o in objs if gc.is_helmrelease(o.ref)}
+    for hr in model.helm_releases.values():
+        t = hr.spec.target_namespace or hr.spec.namespace
+        if t in helm and (hr.spec.namespace, hr.spec.name) not in target_hrs and t != hr.spec.namespace:
+            helm[t].append(f"{hr.id} (of {hr.owner})")
+    out = []
+    for n in names:
+        out.append(
+            NamespaceView(
+                name=n,
+                declared_here=n in declared,
+                declarations=[(d.owner, d.location, gc.protection(d.data)) for d in decls.get(n, [])],
+                residents={k: sorted(v, key=str) for k, v in sorted(residents[n].items())},
+                helm_targets=sorted(helm[n]),
+                immortal=n in gc.IMMORTAL_NAMESPACES,
+            )
+        )
+    return out
+
+
+def _strings(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(k, str) and "${" in k:
+                yield (*path, k), k
+            yield from _strings(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _strings(v, (*path, i))
+
+
+def dotted(path: tuple[Any, ...]) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else ("." if out else "") + str(step)
+    return out or "(document)"
+
+
+def variable_refs(obj: AppliedObject) -> Iterator[tuple[str, str, bool]]:
+    """(name, field, has_default) of every ``${...}`` in the object before substitution."""
+    for path, text in _strings(obj.pre_substitution):
+        if "${" not in text:
+            continue
+        try:
+            tmpl = envsubst.parse(text)
+        except Exception:  # syntax errors are reported by invalid-substitution-syntax
+            continue
+        for ref in tmpl.refs():
+            yield ref.name, dotted(path), ref.has_default
+
+
+def has_escape(obj: AppliedObject) -> bool:
+    return any("$${" in text for _, text in _strings(obj.pre_substitution))
+
+
+def source_ref(origin: str | None) -> str | None:
+    """``ConfigMap/ns/name`` of a ``variable_origin`` entry (which may carry a remark after
+    the reference, e.g. "(applied by this Kustomization)"); other origins as they are."""
+    if origin is None:
+        return None
+    head = origin.split(" ", 1)[0]
+    return head if head.startswith(("ConfigMap/", "Secret/")) and head.count("/") == 2 else origin
+
+
+def variable_views(model: ClusterModel, objs: list[AppliedObject]) -> list[VariableView]:
+    uses: dict[str, list[VariableUse]] = {}
+    owners: dict[str, set[str]] = {}
+    for o in objs:
+        if o.substitution == "disabled" or substitution_disabled(o.pre_substitution):
+            continue
+        for name, fld, dflt in variable_refs(o):
+            uses.setdefault(name, []).append(VariableUse(o.ref, fld, dflt))
+            owners.setdefault(name, set()).add(o.owner)
+    out = []
+    for name in sorted(uses):
+        sources = []
+        for owner in sorted(owners[name]):
+            node = model.kustomizations[owner]
+            origin = source_ref(node.variable_origin.get(name))
+            provider: list[str] = []
+            if origin and origin.startswith(("ConfigMap/", "Secret/")):
+                kind, ns, nm = origin.split("/", 2)
+                provider = sorted({o.owner for o in model.find_objects(kind, ns, nm)})
+            sources.append(
+                VariableSource(
+                    owner=owner,
+                    substituted=node.spec.post_build is not None,
+                    origin=origin,
+                    provider=provider,
+                    open=origin is None and isinstance(node.variables, OpenVariables),
+                )
+            )
+        seen: set[tuple[str, str]] = set()
+        deduped = []
+        for u in uses[name]:
+            key = (str(u.ref), u.field)
+            if key not in seen:
+                seen.add(key)
+                deduped.append(u)
+        out.append(VariableView(name, deduped, sources))
+    return out
+
+
+def dependency_views(
+    model: ClusterModel, owners: list[str], objs: list[AppliedObject]
+) -> list[DependencyView]:
+    out = []
+    hr_rev: dict[str, list[str]] = {}
+    for hr in model.helm_releases.values():
+        for d in hr.spec.depends_on:
+            hr_rev.setdefault(str(d), []).append(hr.id)
+    hrs = [f"{o.ref.namespace}/{o.ref.name}" for o in objs if gc.is_helmrelease(o.ref)]
+    for owner in owners:
+        dv = DependencyView(
+            owner, gc.transitive_depends(model, owner), gc.transitive_dependents(model, owner)
+        )
+        for hid in hrs:
+            node = model.helm_releases.get(hid)
+            if node is None or node.owner != owner:
+                continue
+            dv.helm.append(
+                HelmDeps(hid, node.owner, [str(d) for d in node.spec.depends_on], sorted(hr_rev.get(hid, [])))
+            )
+        out.append(dv)
+    return out
+
+
+def findings_touching(
+    findings: Iterable[Finding], cluster: str, target: Target, objs: list[AppliedObject], owners: list[str]
+) -> list[Finding]:
+    refs = {o.ref for o in objs}
+    files = {o.location.file for o in objs}
+    out = []
+    for f in findings:
+        if f.cluster and f.cluster != cluster:
+            continue
+        hit = False
+        if target.kind == "path":
+            p = target.path or ""
+            hit = under(f.location.file, p) or any(under(r.file, p) for r in f.related)
+        else:
+            hit = f.location.file in files
+        if f.obj is not None and f.obj in refs:
+            hit = True
+        if target.kind == "kustomization" and f.kustomization in owners:
+            hit = True
+        if hit:
+            out.append(f)
+    return sorted(out)
+
+
+# -- moving ---------------------------------------------------------------------------------
+
+
+def _providers(model: ClusterModel, objs: list[AppliedObject]) -> list[tuple[str, str]]:
+    """(Kustomization, what) that the objects need applied before them: the Namespaces they live
+    in, the CRDs of their kinds, their substituteFrom objects, their HelmReleases' chart sources."""
+    mine = {o.ref for o in objs}
+    ns_decl: dict[str, set[str]] = {}
+    crd: dict[tuple[str, str], set[str]] = {}
+    for o in model.objects():
+        if o.ref in mine:
+            continue
+        if gc.is_namespace(o.ref):
+            ns_decl.setdefault(o.ref.name, set()).add(o.owner)
+        elif gc.is_crd(o.ref):
+            gk = gc.crd_kind(o.data)
+            if gk:
+                crd.setdefault(gk, set()).add(o.owner)
+    out: set[tuple[str, str]] = set()
+    for o in objs:
+        if o.ref.namespace:
+            for k in ns_decl.get(o.ref.namespace, ()):
+                out.add((k, f"Namespace {o.ref.namespace}"))
+        for k in crd.get((o.ref.group, o.ref.kind), ()):
+            out.add((k, f"the CRD of {o.ref.kind}"))
+        if gc.is_helmrelease(o.ref):
+            hr = model.helm_releases.get(f"{o.ref.namespace}/{o.ref.name}")
+            if hr is not None and hr.spec.chart_source is not None:
+                src = model.sources.get(hr.spec.chart_source.id)
+                if (
+                    src is not None
+                    and src.owner
+                    and not any(
+                        m.kind == src.kind and m.namespace == src.namespace and m.name == src.name
+                        for m in mine
+                    )
+                ):
+                    out.add((src.owner, f"{src.id} (chart of HelmRelease {hr.id})"))
+    return sorted(out)
+
+
+def _dependents_to_update(
+    model: ClusterModel, objs: list[AppliedObject], old_owners: list[str]
+) -> list[tuple[str, str]]:
+    """Kustomizations that dependsOn an old owner for something the moved objects provide."""
+    provides_ns = {o.ref.name for o in objs if gc.is_namespace(o.ref)}
+    provides_crd = {gc.crd_kind(o.data) for o in objs if gc.is_crd(o.ref)}
+    provides_cfg = {
+        (o.ref.kind, o.ref.namespace, o.ref.name) for o in objs if o.ref.kind in ("ConfigMap", "Secret")
+    }
+    provides_src = {
+        (o.ref.kind, o.ref.namespace, o.ref.name) for o in objs if o.ref.kind in flux.SOURCE_KINDS
+    }
+    out: list[tuple[str, str]] = []
+    olds = set(old_owners)
+    for ks in model.kustomizations.values():
+        if ks.id in olds or not any(str(d) in olds for d in ks.spec.depends_on):
+            continue
+        why: set[str] = set()
+        for o in ks.objects:
+            if o.ref.namespace in provides_ns:
+                why.add(f"Namespace {o.ref.namespace}")
+            if (o.ref.group, o.ref.kind) in provides_crd:
+                why.add(f"the CRD of {o.ref.kind}")
+        if ks.spec.post_build is not None:
+            for sf in ks.spec.post_build.substitute_from:
+                if (sf.kind, ks.spec.namespace, sf.name) in provides_cfg:
+                    why.add(f"substituteFrom {sf.kind}/{sf.name}")
+        sref = ks.spec.source_ref
+        if sref is not None and (sref.kind, sref.namespace, sref.name) in provides_src:
+            why.add(f"sourceRef {sref.id}")
+        if why:
+            out.append((ks.id, ", ".join(sorted(why))))
+    return sorted(out)
+
+
+def _value_changes(
+    model: ClusterModel, objs: list[AppliedObject], new_node: KustomizationNode | None
+) -> list[tuple[str, str, str]]:
+    """Variables the objects use that the new owner defines with another (known, not secret) value."""
+    if new_node is None:
+        return []
+    out = []
+    for v in variable_views(model, objs):
+        for s in v.sources:
+            if not s.substituted or v.name not in new_node.variables:
+                continue
+            old_val = model.kustomizations[s.owner].variables.get(v.name)
+            new_val = new_node.variables.get(v.name)
+            secret = str(s.origin or "").startswith("Secret/") or str(
+                new_node.variable_origin.get(v.name, "")
+            ).startswith("Secret/")
+            if old_val is envsubst.UNKNOWN or new_val is envsubst.UNKNOWN or secret or old_val == new_val:
+                continue
+            out.append((v.name, str(old_val), str(new_val)))
+    return sorted(set(out))
+
+
+def _yaml_dep(ks_id: str, own_ns: str) -> str:
+    ns, _, name = ks_id.partition("/")
+    return f"{{name: {name}}}" if ns == own_ns else f"{{name: {name}, namespace: {ns}}}"
+
+
+def plan_move(
+    model: ClusterModel, target: Target, objs: list[AppliedObject], new_owner: str, new_path: str | None
+) -> MovePlan:
+    if "/" not in new_owner:
+        ns = next(
+            (model.kustomizations[o.owner].spec.namespace for o in objs), model.root_id.partition("/")[0]
+        )
+        new_owner = f"{ns}/{new_owner}"
+    new_node = model.kustomizations.get(new_owner)
+    exists = new_node is not None
+    notes: list[str] = []
+    if not exists and new_path is None and target.kind == "path" and not target.is_file:
+        new_path = target.path
+    moving = [o for o in objs if o.owner != new_owner]
+    if len(moving) < len(objs):
+        notes.append(f"{len(objs) - len(moving)} of the objects are applied by {new_owner} already")
+    old_owners = sorted({o.owner for o in moving})
+    new_ns = new_owner.partition("/")[0]
+
+    # ordering facts for the verdicts
+    objects: list[MoveObject] = []
+    cascades: list[gc.Cascade] = []
+    for o in _order(moving):
+        old = model.kustomizations[o.owner]
+        chain_ids = (
+            gc.dependency_chain(model, old.id, new_owner, same_source=True) if old.id != new_owner else None
+        )
+        if (
+            chain_ids is not None
+            and new_node is not None
+            and gc.source_of(new_node.spec) != gc.source_of(old.spec)
+        ):
+            chain_ids = None
+        created_by_old = new_node is not None and gc.applied_by(model, new_owner, old.id)
+        waits = new_node is not None and old.id in gc.transitive_depends(model, new_owner)
+        j = gc.judge_move(
+            o.data,
+            gc.OldOwnerState(old.id, old.spec, None, chain_ids, None),
+            gc.NewOwnerState(
+                new_owner, exists, created_by_old, waits, bool(new_node and new_node.spec.suspend)
+            ),
+        )
+        objects.append(MoveObject(o.ref, o.owner, j.verdict, j.reason, o.location))
+        if j.verdict in (gc.RACE, gc.RECREATE):
+            if gc.is_namespace(o.ref) and o.ref.name not in gc.IMMORTAL_NAMESPACES:
+                cascades.append(gc.namespace_cascade(model, o.ref.name))
+            elif gc.is_crd(o.ref):
+                cascades.append(gc.crd_cascade(model, o.data, o.ref.name))
+            elif gc.is_flux_ks(o.ref):
+                child = model.kustomizations.get(gc.ks_id_of(o.ref))
+                if child is not None and gc.finalizer_deletes(child.spec):
+                    c = gc.Cascade(
+                        f"Kustomization/{child.id}",
+                        "kustomization",
+                        note=f"its finalizer ({gc.deletion_policy_text(child.spec)}) deletes its inventory",
+                    )
+                    c.victims = [(child.id, x.ref) for x in child.objects]
+                    cascades.append(c)
+            elif gc.is_helmrelease(o.ref):
+                cascades.append(
+                    gc.Cascade(
+                        f"HelmRelease/{o.ref.namespace}/{o.ref.name}",
+                        "helmrelease",
+                        note="deleting a HelmRelease uninstalls the Helm release and everything the chart created",
+                    )
+                )
+
+    # variables
+    missing: list[MissingVariable] = []
+    newly: list[str] = []
+    new_vars: dict[str, Any] = new_node.variables if new_node is not None else {}
+    new_substitutes = new_node is not None and new_node.spec.post_build is not None
+    for v in variable_views(model, moving):
+        substituted_before = any(s.substituted for s in v.sources)
+        if not substituted_before:
+            if new_substitutes:
+                newly.append(v.name)
+            continue
+        provided = v.name in new_vars if new_node is not None else False
+        if new_node is not None and isinstance(new_vars, OpenVariables) and v.name not in new_vars:
+            provided = False  # unknown: it may come from a substituteFrom missing from the repository
+        if not provided:
+            src = next((s for s in v.sources if s.origin), None)
+            missing.append(
+                MissingVariable(
+                    v.name, src.origin if src else None, src.provider if src else [], v.has_default
+                )
+            )
+    escapes = []
+    if not new_substitutes:
+        escapes = [o.ref for o in moving if model.kustomizations[o.owner].substituted and has_escape(o)]
+
+    # ordering needs of the moved objects
+    needs: list[Need] = []
+    new_deps = gc.transitive_depends(model, new_owner) if new_node is not None else {}
+    new_anc = set(model.ancestors(new_owner)) if new_node is not None else set()
+    for provider, what in _providers(model, moving):
+        if provider == new_owner:
+            continue
+        covered = provider in new_deps or provider in new_anc
+        if provider in old_owners:
+            what += f", which stays in {provider}"
+        needs.append(Need(provider, what, covered))
+    for old_id in old_owners:
+        for dep in model.kustomizations[old_id].spec.depends_on:
+            d = str(dep)
+            if d != new_owner and not any(n.provider == d for n in needs):
+                needs.append(Need(d, f"{old_id} dependsOn it", d in new_deps))
+    dependents = _dependents_to_update(model, moving, old_owners)
+    moving_ids = {id(o) for o in moving}
+    for old_id in old_owners:
+        rest = [o for o in model.kustomizations[old_id].objects if id(o) not in moving_ids]
+        if rest:
+            eg = ", ".join(str(o.ref) for o in rest[:3])
+            notes.append(f"{old_id} keeps {len(rest)} other object(s) (e.g. {eg}); they stay with it")
+        else:
+            notes.append(
+                f"{old_id} applies nothing else: once the move is done, remove it (with prune still off, or its finalizer deletes what is labelled with it)"
+            )
+    for name, old_v, new_v in _value_changes(model, moving, new_node):
+        notes.append(
+            f"variable {name} is {old_v!r} in the old owner but {new_v!r} in {new_owner}: what uses it changes (names using it change identity)"
+        )
+
+    # build differences
+    diffs: list[str] = []
+    for old_id in old_owners:
+        ospec = model.kustomizations[old_id].spec
+        if new_node is None:
+            if ospec.target_namespace:
+                diffs.append(
+                    f"{old_id} sets targetNamespace {ospec.target_namespace}: give {new_owner} the same, or the namespaced objects change identity"
+                )
+            if ospec.decryption and any(o.data.get("sops") for o in moving if o.ref.kind == "Secret"):
+                diffs.append(
+                    f"{old_id} decrypts SOPS (spec.decryption): the moved Secrets need it on {new_owner} too"
+                )
+            if ospec.name_prefix or ospec.name_suffix:
+                diffs.append(
+                    f"{old_id} sets namePrefix/nameSuffix: the names change unless {new_owner} sets the same"
+                )
+            if ospec.patches:
+                diffs.append(
+                    f"{old_id} has {len(ospec.patches)} spec.patches: check which apply to the moved objects"
+                )
+            if ospec.common_metadata:
+                diffs.append(
+                    f"{old_id} sets commonMetadata: labels/annotations change unless {new_owner} sets the same"
+                )
+            continue
+        nspec = new_node.spec
+        if ospec.target_namespace != nspec.target_namespace:
+            diffs.append(
+                f"targetNamespace: {old_id} {ospec.target_namespace or '(none)'}, {new_owner} {nspec.target_namespace or '(none)'}: the namespaced objects change identity, so the old ones are pruned, not moved"
+            )
+        if (ospec.name_prefix, ospec.name_suffix) != (nspec.name_prefix, nspec.name_suffix):
+            diffs.append(
+                "namePrefix/nameSuffix differ: the names change, so the old objects are pruned, not moved"
+            )
+        if bool(ospec.decryption) != bool(nspec.decryption):
+            diffs.append(
+                f"spec.decryption: {old_id} {'decrypts' if ospec.decryption else 'does not decrypt'}, {new_owner} {'decrypts' if nspec.decryption else 'does not'}"
+            )
+        if gc.source_of(ospec) != gc.source_of(nspec):
+            diffs.append(
+                f"sourceRef: {old_id} {gc.source_of(ospec)}, {new_owner} {gc.source_of(nspec)} (a dependsOn between them does not wait for the same revision)"
+            )
+        if ospec.common_metadata != nspec.common_metadata:
+            diffs.append("commonMetadata differs: labels/annotations of the objects change")
+        if len(ospec.patches) or len(nspec.patches):
+            diffs.append(
+                f"spec.patches: {old_id} has {len(ospec.patches)}, {new_owner} has {len(nspec.patches)}: check which apply to the moved objects"
+            )
+        if ospec.wait != nspec.wait or ospec.health_checks != nspec.health_checks:
+            diffs.append(
+                f"health: {old_id} wait={str(ospec.wait).lower()}, {new_owner} wait={str(nspec.wait).lower()}"
+            )
+
+    plan = MovePlan(
+        new_owner=new_owner,
+        exists=exists,
+        new_path=new_path if not exists else (new_node.build_dir if new_node else None),
+        old_owners=old_owners,
+        objects=objects,
+        cascades=[c for c in cascades if c.victims or c.helm_releases or c.kind == "helmrelease"],
+        missing_variables=missing,
+        escapes=escapes,
+        newly_substituted=sorted(set(newly)),
+        needs=needs,
+        dependents=dependents,
+        differences=diffs,
+        steps=[],
+        notes=notes,
+    )
+    plan.steps = move_steps(model, plan, target, moving, new_ns)
+    return plan
+
+
+def move_steps(
+    model: ClusterModel, plan: MovePlan, target: Target, moving: list[AppliedObject], new_ns: str
+) -> list[str]:
+    """The safe procedure, after the Flux FAQ: protect, move, verify, restore."""
+    steps: list[str] = []
+    new = plan.new_owner
+    new_ns_, _, new_name = new.partition("/")
+    pruning = [
+        o
+        for o in plan.old_owners
+        if model.kustomizations[o].spec.prune and not model.kustomizations[o].spec.suspend
+    ]
+    unsafe = any(m.verdict in (gc.RACE, gc.RECREATE) for m in plan.objects)
+    what = target.describe()
+    for old_id in pruning:
+        old = model.kustomizations[old_id]
+        where = f" ({old.declared_at.file}:{old.declared_at.line})" if old.declared_at else ""
+        parent_set = "prune" in fields_from_parent(model, old_id)
+        how = (
+            f"prune is set by the patches of {old.parent}, so override it there"
+            if parent_set
+            else "set `prune: false` on it"
+        )
+        if not unsafe:
+            continue
+        parent = old.parent or old_id
+        steps.append(
+            f"Disable garbage collection on {old_id}{where}: {how}. Merge this on its own and let it apply "
+            f"(`flux reconcile ks {parent.partition('/')[2]} -n {parent.partition('/')[0]} --with-source`); verify with "
+            f"`flux export ks {old_id.partition('/')[2]} -n {old_id.partition('/')[0]} | grep prune`. "
+            f"(Alternative: annotate the objects that move with `kustomize.toolkit.fluxcd.io/prune: disabled` and let {old_id} apply that first.)"
+        )
+        back = [n.what for n in plan.needs if n.provider == old_id]
+        if back:
+            plan.notes.append(
+                f"{new} needs {'; '.join(back)}: it must dependsOn {old_id}, so {old_id} cannot dependsOn {new} "
+                "(a cycle): disable pruning instead"
+            )
+        elif not (plan.exists and gc.applied_by(model, new, old_id)):
+            steps.append(
+                f"Or, instead of step {len(steps)}, make {old_id} wait for {new}: add `dependsOn: [{_yaml_dep(new, old.spec.namespace)}]` "
+                f"to {old_id} in a merge before the move ({old_id} stays blocked until {new} exists and is Ready); "
+                f"both must use the same source ({gc.source_of(old.spec)}). Not possible if {new} is declared inside {old_id}'s own path."
+            )
+    if not plan.exists:
+        counts: dict[str, int] = {}
+        for mo in plan.objects:
+            counts[mo.old_owner] = counts.get(mo.old_owner, 0) + 1
+        main_old = max(
+            plan.old_owners, key=lambda k: (counts.get(k, 0), -len(model.ancestors(k))), default=None
+        )
+        old0 = model.kustomizations[main_old] if main_old else None
+        spec_bits = [f"path: ./{plan.new_path}" if plan.new_path else "path: <the new folder>"]
+        if old0 is not None:
+            spec_bits.append(f"sourceRef: {gc.source_of(old0.spec)}")
+            spec_bits.append("prune: true")
+            if old0.spec.target_namespace:
+                spec_bits.append(f"targetNamespace: {old0.spec.target_namespace}")
+            if old0.spec.decryption:
+                spec_bits.append("decryption: (as " + old0.id + ")")
+        sf = sorted(
+            {
+                m.origin
+                for m in plan.missing_variables
+                if m.origin and m.origin.startswith(("ConfigMap/", "Secret/"))
+            }
+        )
+        inline = sorted({m.name for m in plan.missing_variables if m.origin == "substitute"})
+        here = [x for x in sf if x.split("/")[1] == new_ns_]
+        elsewhere = [x for x in sf if x.split("/")[1] != new_ns_]
+        if here:
+            spec_bits.append(
+                "postBuild.substituteFrom: "
+                + ", ".join(f"{{kind: {x.split('/')[0]}, name: {x.split('/')[2]}}}" for x in here)
+            )
+        if elsewhere:
+            spec_bits.append(
+                "the variables of "
+                + ", ".join(elsewhere)
+                + f" (substituteFrom only reads the Kustomization's own namespace, {new_ns_}: copy them there or declare it in that namespace)"
+            )
+        if inline:
+            spec_bits.append("postBuild.substitute: " + ", ".join(inline) + " (values as in the old owner)")
+        deps = sorted({n.provider for n in plan.needs})
+        if deps:
+            spec_bits.append("dependsOn: " + ", ".join(_yaml_dep(d, new_ns_) for d in deps))
+        decl_hint = ""
+        if old0 is not None and old0.declared_at is not None:
+            decl_hint = (
+                f" next to {old0.id}'s declaration ({old0.declared_at.file}), not inside {old0.id}'s own path"
+            )
+        steps.append(f"Add Kustomization {new}{decl_hint}: " + "; ".join(spec_bits) + ".")
+    else:
+        node = model.kustomizations[new]
+        sf = sorted(
+            {
+                m.origin
+                for m in plan.missing_variables
+                if m.origin and m.origin.startswith(("ConfigMap/", "Secret/"))
+            }
+        )
+        if sf:
+            steps.append(f"Add to {new}'s postBuild.substituteFrom: " + ", ".join(sf) + ".")
+        inline = sorted({m.name for m in plan.missing_variables if m.origin == "substitute"})
+        if inline:
+            steps.append(f"Add to {new}'s postBuild.substitute: " + ", ".join(inline) + ".")
+        other = [m.name for m in plan.missing_variables if not m.origin]
+        if other:
+            steps.append(
+                f"Define for {new} (no source found in the old owner either): " + ", ".join(other) + "."
+            )
+        missing_deps = sorted({n.provider for n in plan.needs if not n.covered})
+        if missing_deps:
+            steps.append(
+                f"Add to {new}'s dependsOn: "
+                + ", ".join(_yaml_dep(d, node.spec.namespace) for d in missing_deps)
+                + "."
+            )
+    if plan.escapes:
+        steps.append(
+            f"{new} has no postBuild, so `$${{...}}` escapes in {', '.join(str(r) for r in plan.escapes[:3])} would reach the cluster doubled: "
+            "write them as `${...}` or give it a postBuild."
+        )
+    if plan.newly_substituted:
+        steps.append(
+            f"{new} substitutes, the old owner did not: escape as `$${{...}}` what must stay literal: {', '.join(plan.newly_substituted)}."
+        )
+    for dep, why in plan.dependents:
+        steps.append(f"Make {dep} dependsOn {new} (it uses {why}, which moves).")
+    if target.kind == "path" and plan.new_path == target.path:
+        via = next((o.resource.origin.via for o in moving if o.resource.origin.via), ())
+        lister = via[-1] if via else None
+        if lister and not lister.endswith("<generated>"):
+            how = f"remove it from {lister}"
+        else:
+            how = f"move it out of the folder {', '.join(plan.old_owners)} builds (a generated kustomization lists every file below it)"
+        steps.append(
+            f"Stop including {target.path} in the build of {', '.join(plan.old_owners)} ({how}) so that only {new} applies it; merge."
+        )
+    else:
+        dest = (
+            f" to {plan.new_path}"
+            if plan.new_path and target.kind == "path" and plan.new_path != target.path
+            else ""
+        )
+        steps.append(f"Move {what}{dest} so that {new} applies it; merge.")
+    steps.append(
+        f"`flux reconcile ks {new_name} -n {new_ns_} --with-source`, then `flux get ks {new_name} -n {new_ns_}` (Ready) and "
+        f"`flux tree ks {new_name} -n {new_ns_}` (the objects are listed under it)."
+    )
+    for old_id in plan.old_owners:
+        n, _, nm = old_id.partition("/")
+        steps.append(
+            f"`flux reconcile ks {nm} -n {n}` and `flux tree ks {nm} -n {n}`: the objects are no longer listed under it."
+        )
+    if unsafe:
+        steps.append(
+            "Restore `prune: true` on " + ", ".join(pruning) + " (or remove the temporary annotation); merge."
+        )
+    return steps
+
+
+# -- entry point ----------------------------------------------------------------------------
+
+
+def applies(model: ClusterModel, target: Target) -> bool:
+    if target.kind == "kustomization":
+        return target.ks_id in model.kustomizations
+    objs, builders = target_objects(model, target)
+    return bool(objs or builders)
+
+
+def findings_for(repo: Repository, target: Target) -> list[Finding]:
+    """The rule findings of the clusters that apply the target (the checks run only there; the
+    suppression-hygiene rules, which need every cluster's findings, only when that is all)."""
+    from fluxgraph.catalog import load_catalog
+    from fluxgraph.checks import phase_of, registry
+    from fluxgraph.engine import run_checks
+
+    present = [c for c in repo.clusters if applies(c, target)]
+    if not present:
+        return []
+    if len(present) == len(repo.clusters):
+        return run_checks(repo).findings
+    catalog = load_catalog()
+    whole_repo = {r for r in registry() if phase_of(r) == 2 and r in catalog}
+    sub = Repository(root=repo.root, clusters=present, problems=repo.problems, cache=repo.cache)
+    return run_checks(sub, disabled=whole_repo).findings
+
+
+def explain(
+    repo: Repository,
+    target: Target,
+    *,
+    findings: Iterable[Finding] = (),
+    move_to: str | None = None,
+    move_path: str | None = None,
+) -> Explanation:
+    findings = list(findings)
+    clusters: list[ClusterExplanation] = []
+    not_in: list[str] = []
+    for model in repo.clusters:
+        objs, builders = target_objects(model, target)
+        if target.kind == "kustomization" and target.ks_id not in model.kustomizations:
+            not_in.append(model.name)
+            continue
+        if not objs and not builders:
+            not_in.append(model.name)
+            continue
+        by_owner: dict[str, list[AppliedObject]] = {}
+        for o in objs:
+            by_owner.setdefault(o.owner, []).append(o)
+        for b in builders:
+            by_owner.setdefault(b, [])
+        owners: list[OwnerView] = []
+        for ks_id in sorted(by_owner, key=lambda k: (len(model.ancestors(k)), k)):
+            node = model.kustomizations[ks_id]
+            mine = _order(by_owner[ks_id])
+            owners.append(
+                OwnerView(
+                    ks_id,
+                    _how(model, node, target, mine),
+                    chain(model, ks_id),
+                    [_object_view(o) for o in mine],
+                    sorted(gc.ks_id_of(o.ref, node.spec.namespace) for o in mine if gc.is_flux_ks(o.ref)),
+                )
+            )
+        owner_ids = [o.ks_id for o in owners]
+        ordered = _order(objs)
+        ce = ClusterExplanation(
+            cluster=model.name,
+            owners=owners,
+            namespaces=namespace_views(model, ordered),
+            variables=variable_views(model, ordered),
+            dependencies=dependency_views(model, owner_ids, ordered),
+            findings=findings_touching(findings, model.name, target, ordered, owner_ids),
+        )
+        for ks_id in owner_ids:
+            node = model.kustomizations[ks_id]
+            if node.status != "built":
+                ce.notes.append(f"{ks_id} is {node.status}: its objects are not (all) known")
+            elif node.incomplete:
+                ce.notes.append(f"{ks_id}'s build is incomplete (something was not evaluated)")
+        if move_to:
+            if not ordered:
+                ce.notes.append("nothing to move: the target contributes no objects in this cluster")
+            else:
+                ce.move = plan_move(model, target, ordered, move_to, move_path)
+        clusters.append(ce)
+    return Explanation(target, clusters, not_in)

@@ -1,0 +1,446 @@
+"""What Flux's garbage collection does when an object changes owner or leaves the repository.
+
+Shared by ``fluxgraph.explain`` (a planned move) and ``fluxgraph.diff`` (two revisions). Pure
+functions over cluster models; no I/O.
+
+Flux facts used, as read in the Flux sources:
+
+* kustomize-controller ``internal/controller/kustomization_controller.go``:
+  ``reconcile()`` applies, then ``prune()``\\ s the stale objects (old inventory minus new) only
+  when ``spec.prune`` is true, using the spec the Kustomization has *when it reconciles*;
+  ``deleteObjects()`` passes the owner labels (``kustomize.toolkit.fluxcd.io/name`` and
+  ``/namespace``) as inclusions and ``prune: disabled``, ``reconcile: disabled`` and
+  ``ssa: Ignore`` as exclusions; ``checkDependencies()`` makes a Kustomization wait until each
+  ``dependsOn`` target exists, is Ready and, when both use the same source, has applied the
+  same source revision; ``finalizerShouldDeleteResources()`` decides what the finalizer of a
+  deleted Kustomization does (nothing when suspended; ``deletionPolicy`` MirrorPrune follows
+  ``spec.prune``, Delete and WaitForTermination delete, Orphan does not).
+* kustomize-controller ``internal/controller/kustomization_indexers.go``
+  ``requestsForRevisionChangeOf``: a new source revision enqueues *every* Kustomization on that
+  source at once, so an old owner and the parent that changes its spec run concurrently.
+* fluxcd/pkg ``ssa/manager_delete.go`` ``Delete``: reads the live object and skips it when its
+  labels no longer match the owner labels (another Kustomization applied it since) or when an
+  exclusion is in its labels or annotations; NotFound counts as deleted.
+* Flux FAQ "How can I safely move resources from one dir to another?": disable pruning first,
+  in its own merge, verify it in-cluster, then move (https://fluxcd.io/flux/faq/).
+* Kubernetes: deleting a Namespace deletes everything in it; the NamespaceLifecycle admission
+  plugin refuses to delete ``default``, ``kube-system`` and ``kube-public``; deleting a
+  CustomResourceDefinition deletes every object of that kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fluxgraph import flux
+from fluxgraph.cluster import AppliedObject, ClusterModel
+from fluxgraph.findings import Severity
+from fluxgraph.model import ObjRef, as_dict
+
+PRUNE_KEY = "kustomize.toolkit.fluxcd.io/prune"
+RECONCILE_KEY = "kustomize.toolkit.fluxcd.io/reconcile"
+SSA_KEY = "kustomize.toolkit.fluxcd.io/ssa"
+# deleteObjects(): Exclusions (compared with AnyInMetadata, case-insensitive)
+GC_EXCLUSIONS = ((PRUNE_KEY, "disabled"), (RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+CRD_GROUP = "apiextensions.k8s.io"
+DATA_KINDS = frozenset({"PersistentVolumeClaim", "PersistentVolume"})
+
+# Verdicts on what happens to one object, worst last within each severity.
+SAFE = "safe"  # a move the old owner cannot prune
+ORPHAN = "orphan"  # left in the cluster, no longer managed
+DEFERRED = "deferred"  # the old owner is suspended: pruned (or not) when resumed
+DELETE = "delete"  # removed from the repository and garbage-collected
+REFUSED = "refused"  # Flux prunes it, the API server refuses (immortal namespace)
+RACE = "race"  # the old owner may delete it before the new owner applies it
+RECREATE = "recreate"  # deleted for certain, then created again by the new owner
+BLOCKED = "blocked"  # the old owner waits for a dependency that only it can create
+
+VERDICT_SEVERITY: dict[str, Severity] = {
+    SAFE: Severity.INFO,
+    ORPHAN: Severity.INFO,
+    DEFERRED: Severity.INFO,
+    DELETE: Severity.INFO,
+    REFUSED: Severity.WARNING,
+    RACE: Severity.ERROR,
+    RECREATE: Severity.ERROR,
+    BLOCKED: Severity.ERROR,
+}
+_RANK = {v: i for i, v in enumerate((SAFE, ORPHAN, DEFERRED, DELETE, REFUSED, RACE, RECREATE, BLOCKED))}
+
+
+def worse(a: str, b: str) -> str:
+    return a if _RANK[a] >= _RANK[b] else b
+
+
+def protection(data: dict[str, Any]) -> str | None:
+    """Why ``deleteObjects`` skips the object (labels/annotations as last applied), or None."""
+    md = as_dict(data.get("metadata"))
+    for sect, what in (("labels", "label"), ("annotations", "annotation")):
+        m = as_dict(md.get(sect))
+        for key, val in GC_EXCLUSIONS:
+            v = m.get(key)
+            if isinstance(v, str) and v != "" and v.lower() == val.lower():
+                return f"{what} {key}: {v}"
+    return None
+
+
+def finalizer_deletes(spec: flux.FluxKustomization) -> bool:
+    """``finalizerShouldDeleteResources`` (the inventory assumed non-empty)."""
+    if spec.suspend:
+        return False
+    if spec.deletion_policy == "MirrorPrune":
+        return spec.prune
+    return spec.deletion_policy in ("Delete", "WaitForTermination")
+
+
+def deletion_policy_text(spec: flux.FluxKustomization) -> str:
+    if spec.deletion_policy == "MirrorPrune":
+        return f"deletionPolicy MirrorPrune, prune: {'true' if spec.prune else 'false'}"
+    return f"deletionPolicy {spec.deletion_policy}"
+
+
+def source_of(spec: flux.FluxKustomization) -> str | None:
+    return spec.source_ref.id if spec.source_ref is not None else None
+
+
+def dependency_chain(model: ClusterModel, frm: str, to: str, *, same_source: bool) -> list[str] | None:
+    """A ``dependsOn`` path ``frm -> ... -> to`` (ids, both ends included), or None. With
+    ``same_source`` every hop must use ``frm``'s source, so that each waits for the same revision
+    (``checkDependencies``); ``to`` may be absent from the model (a Kustomization to be added)."""
+    start = model.kustomizations.get(frm)
+    if start is None:
+        return None
+    src = source_of(start.spec)
+    prev: dict[str, str] = {}
+    queue = [frm]
+    seen = {frm}
+    while queue:
+        cur = queue.pop(0)
+        node = model.kustomizations.get(cur)
+        if node is None:
+            continue
+        for d in node.spec.depends_on:
+            dep = str(d)
+            if dep in seen:
+                continue
+            dnode = model.kustomizations.get(dep)
+            if dep != to and dnode is None:
+                continue
+            if same_source and dnode is not None and source_of(dnode.spec) != src:
+                continue
+            seen.add(dep)
+            prev[dep] = cur
+            if dep == to:
+                chain = [to]
+                while chain[-1] != frm:
+                    chain.append(prev[chain[-1]])
+                return list(reversed(chain))
+            queue.append(dep)
+    return None
+
+
+def applied_by(model: ClusterModel, ks_id: str, ancestor: str) -> bool:
+    """Whether ``ancestor`` applies ``ks_id``'s Kustomization object, directly or through children."""
+    return ancestor in model.ancestors(ks_id)
+
+
+def transitive_depends(model: ClusterModel, ks_id: str) -> dict[str, int]:
+    """Every Kustomization ``ks_id`` waits for through ``dependsOn``, with its distance."""
+    out: dict[str, int] = {}
+    queue = [(ks_id, 0)]
+    while queue:
+        cur, d = queue.pop(0)
+        node = model.kustomizations.get(cur)
+        if node is None:
+            continue
+        for dep in node.spec.depends_on:
+            k = str(dep)
+            if k not in out and k != ks_id:
+                out[k] = d + 1
+                queue.append((k, d + 1))
+    return out
+
+
+def transitive_dependents(model: ClusterModel, ks_id: str) -> dict[str, int]:
+    """Every Kustomization that waits for ``ks_id`` through ``dependsOn``, with its distance."""
+    rev: dict[str, list[str]] = {}
+    for ks in model.kustomizations.values():
+        for dep in ks.spec.depends_on:
+            rev.setdefault(str(dep), []).append(ks.id)
+    out: dict[str, int] = {}
+    queue = [(ks_id, 0)]
+    while queue:
+        cur, d = queue.pop(0)
+        for k in rev.get(cur, []):
+            if k not in out and k != ks_id:
+                out[k] = d + 1
+                queue.append((k, d + 1))
+    return out
+
+
+# -- one object changing owner ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OldOwnerState:
+    """The old owner as it may be when it reconciles the revision that drops the object.
+
+    A new source revision enqueues the old owner and its parent at the same time, so the old
+    owner may run it with its previous spec (``before``) or, if the parent applied it first,
+    with the new one (``after``; None when the Kustomization is gone)."""
+
+    id: str
+    before: flux.FluxKustomization
+    after: flux.FluxKustomization | None
+    # a dependsOn chain old -> new on the same source, per spec (None: none)
+    chain_before: Sequence[str] | None = None
+    chain_after: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class NewOwnerState:
+    id: str
+    exists_before: bool  # the new owner is already in the cluster before the change
+    created_by_old: bool  # the old owner applies the new owner's Kustomization object
+    waits_for_old: bool  # the new owner dependsOn the old one (transitively)
+    suspended: bool = False
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str
+    reason: str
+
+    @property
+    def severity(self) -> Severity:
+        return VERDICT_SEVERITY[self.verdict]
+
+
+def _pruning(spec: flux.FluxKustomization) -> bool:
+    return spec.prune and not spec.suspend
+
+
+def judge_move(obj_data: dict[str, Any], old: OldOwnerState, new: NewOwnerState) -> Judgement:
+    """What the old owner's garbage collection does to an object that the new owner applies
+    from now on (the object's data as the old owner last applied it)."""
+    prot = protection(obj_data)
+    if prot is not None:
+        return Judgement(SAFE, f"the live object carries {prot}, which garbage collection skips")
+    specs: list[tuple[str, flux.FluxKustomization, Sequence[str] | None]] = [
+        ("before", old.before, old.chain_before)
+    ]
+    if old.after is not None and old.after != old.before:
+        specs.append(("after", old.after, old.chain_after))
+    if not any(_pruning(s) for _, s, _ in specs):
+        if all(s.suspend for _, s, _ in specs):
+            return Judgement(SAFE, f"{old.id} is suspended and does not reconcile")
+        return Judgement(SAFE, f"{old.id} has prune: false")
+
+    results: list[Judgement] = []
+    for _which, spec, chain in specs:
+        if not _pruning(spec):
+            results.append(Judgement(SAFE, f"{old.id} has prune: false"))
+            continue
+        if chain:
+            if new.created_by_old and not new.exists_before:
+                results.append(
+                    Judgement(
+                        BLOCKED,
+                        f"{old.id} dependsOn {new.id} ({' -> '.join(chain)}), but {new.id} is declared inside "
+                        f"{old.id}'s own build: {old.id} waits for a Kustomization that only it can create",
+                    )
+                )
+            else:
+                results.append(
+                    Judgement(
+                        SAFE,
+                        f"{old.id} dependsOn {new.id} on the same source ({' -> '.join(chain)}): it prunes only after {new.id} applied the revision",
+                    )
+                )
+            continue
+        if new.created_by_old and not new.exists_before:
+            results.append(
+                Judgement(
+                    RECREATE,
+                    f"{old.id} (prune: true) creates {new.id} and prunes in the same reconciliation, before {new.id} "
+                    f"runs: the object is deleted, then created again by {new.id}",
+                )
+            )
+        elif new.waits_for_old:
+            results.append(
+                Judgement(
+                    RECREATE,
+                    f"{new.id} dependsOn {old.id}, so {old.id} (prune: true) always reconciles first: the object is "
+                    f"deleted, then created again by {new.id}",
+                )
+            )
+        elif new.suspended:
+            results.append(
+                Judgement(
+                    RACE,
+                    f"{new.id} is suspended and will not take the object over; {old.id} (prune: true) deletes it",
+                )
+            )
+        else:
+            results.append(
+                Judgement(
+                    RACE,
+                    f"{old.id} (prune: true) and {new.id} reconcile the new revision concurrently and {old.id} does not "
+                    f"dependsOn {new.id}: if {old.id} runs first it deletes the object",
+                )
+            )
+    worst = results[0]
+    for j in results[1:]:
+        if _RANK[j.verdict] > _RANK[worst.verdict]:
+            worst = j
+    if len(results) == 2 and results[0].verdict in (RACE, RECREATE) and results[1].verdict == SAFE:
+        return Judgement(
+            RACE,
+            f"{results[1].reason}, but that change lands in the same revision as the move: {old.id} may reconcile the "
+            f"revision with its previous spec (prune: true, no dependsOn on {new.id}) before its parent applies the "
+            f"change — merge the protection first (Flux FAQ)",
+        )
+    if len(results) == 2 and results[0].verdict == SAFE and results[1].verdict in (RACE, RECREATE):
+        return Judgement(
+            RACE,
+            f"{results[1].reason} — the protection of the previous spec ({results[0].reason}) is removed in the same revision",
+        )
+    return worst
+
+
+def judge_removal(
+    obj_data: dict[str, Any], owner_id: str, specs: Iterable[flux.FluxKustomization], kind: str, name: str
+) -> Judgement:
+    """An object no Kustomization applies any more, its owner still in the cluster."""
+    prot = protection(obj_data)
+    specs = list(specs)
+    if prot is not None:
+        return Judgement(ORPHAN, f"left in the cluster: it carries {prot}")
+    if all(s.suspend for s in specs):
+        return Judgement(
+            DEFERRED, f"{owner_id} is suspended: garbage-collected when it is resumed (if prune is still on)"
+        )
+    if not any(_pruning(s) for s in specs):
+        return Judgement(ORPHAN, f"left in the cluster: {owner_id} has prune: false")
+    if kind == "Namespace" and name in IMMORTAL_NAMESPACES:
+        return Judgement(
+            REFUSED,
+            f"{owner_id} prunes it, the API server refuses (NamespaceLifecycle) and {owner_id} stays not Ready",
+        )
+    if all(_pruning(s) for s in specs):
+        return Judgement(DELETE, f"garbage-collected by {owner_id} (prune: true)")
+    return Judgement(
+        DELETE,
+        f"garbage-collected by {owner_id} if it reconciles with prune: true (prune changes in the same revision)",
+    )
+
+
+def judge_finalizer(
+    obj_data: dict[str, Any], owner: flux.FluxKustomization, kind: str, name: str, *, moved_to: str | None
+) -> Judgement:
+    """An object of a Kustomization that is deleted (its finalizer runs with its last spec)."""
+    prot = protection(obj_data)
+    if prot is not None:
+        return Judgement(
+            SAFE if moved_to else ORPHAN, f"the finalizer of {owner.id} skips it: it carries {prot}"
+        )
+    if not finalizer_deletes(owner):
+        why = "suspended" if owner.suspend else deletion_policy_text(owner)
+        return Judgement(SAFE if moved_to else ORPHAN, f"the finalizer of {owner.id} keeps it ({why})")
+    if kind == "Namespace" and name in IMMORTAL_NAMESPACES:
+        return Judgement(
+            REFUSED, f"the finalizer of {owner.id} deletes it, the API server refuses (NamespaceLifecycle)"
+        )
+    if moved_to:
+        return Judgement(
+            RACE,
+            f"{owner.id} is deleted and its finalizer ({deletion_policy_text(owner)}) deletes every object still labelled "
+            f"with it; {moved_to} takes the object over only when it has applied it (Flux FAQ: renaming a Kustomization "
+            f"deletes and recreates its objects)",
+        )
+    return Judgement(DELETE, f"deleted by the finalizer of {owner.id} ({deletion_policy_text(owner)})")
+
+
+# -- what a deletion takes with it --------------------------------------------------------
+
+
+@dataclass
+class Cascade:
+    """Objects deleted because a Namespace, CRD or Kustomization they depend on is deleted."""
+
+    cause: str  # "Namespace/x", "CustomResourceDefinition/x", "Kustomization/ns/x"
+    kind: str  # namespace | crd | kustomization | helmrelease
+    victims: list[tuple[str, ObjRef]] = field(default_factory=list)  # (owner at head, object)
+    helm_releases: list[str] = field(default_factory=list)  # HelmReleases installing into a namespace
+    note: str = ""
+
+
+def namespace_cascade(
+    model: ClusterModel, ns: str, *, exclude_owner_objects: set[ObjRef] | None = None
+) -> Cascade:
+    c = Cascade(f"Namespace/{ns}", "namespace")
+    for obj in model.objects():
+        if obj.ref.namespace == ns and not (exclude_owner_objects and obj.ref in exclude_owner_objects):
+            c.victims.append((obj.owner, obj.ref))
+    for hr in model.helm_releases.values():
+        target = hr.spec.target_namespace or hr.spec.namespace
+        if target == ns and hr.spec.namespace != ns:
+            c.helm_releases.append(f"{hr.id} (targetNamespace, of {hr.owner})")
+    c.victims.sort(key=lambda v: (v[0], str(v[1])))
+    return c
+
+
+def crd_kind(obj_data: dict[str, Any]) -> tuple[str, str] | None:
+    """(group, kind) a CustomResourceDefinition defines."""
+    spec = as_dict(obj_data.get("spec"))
+    names = as_dict(spec.get("names"))
+    kind = names.get("kind")
+    group = spec.get("group")
+    if isinstance(kind, str) and isinstance(group, str):
+        return group, kind
+    return None
+
+
+def crd_cascade(model: ClusterModel, obj_data: dict[str, Any], name: str) -> Cascade:
+    c = Cascade(f"CustomResourceDefinition/{name}", "crd")
+    gk = crd_kind(obj_data)
+    if gk is None:
+        c.note = "the kind it defines is not readable"
+        return c
+    group, kind = gk
+    for obj in model.objects():
+        if obj.ref.kind == kind and obj.ref.group == group:
+            c.victims.append((obj.owner, obj.ref))
+    c.victims.sort(key=lambda v: (v[0], str(v[1])))
+    c.note = f"every {kind}.{group} in the cluster is deleted with it"
+    return c
+
+
+def is_namespace(ref: ObjRef) -> bool:
+    return ref.kind == "Namespace" and ref.group == ""
+
+
+def is_crd(ref: ObjRef) -> bool:
+    return ref.kind == "CustomResourceDefinition" and ref.group == CRD_GROUP
+
+
+def is_flux_ks(ref: ObjRef) -> bool:
+    return ref.kind == "Kustomization" and ref.group == flux.KUSTOMIZE_GROUP
+
+
+def is_helmrelease(ref: ObjRef) -> bool:
+    return ref.kind == "HelmRelease" and ref.group == flux.HELM_GROUP
+
+
+def ks_id_of(ref: ObjRef, owner_namespace: str = "flux-system") -> str:
+    return f"{ref.namespace or owner_namespace}/{ref.name}"
+
+
+def objects_by_ref(model: ClusterModel) -> dict[ObjRef, list[AppliedObject]]:
+    out: dict[ObjRef, list[AppliedObject]] = {}
+    for obj in model.objects():
+        out.setdefault(obj.ref, []).append(obj)
+    return out
