@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
@@ -465,14 +465,18 @@ class Producer:
         return self.obj.owner
 
 
-def producers(cluster: ClusterModel, kind: str, namespace: str, name: str) -> list[Producer]:
-    """What in the repository puts ``kind/namespace/name`` into the cluster."""
-    out: list[Producer] = []
+def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str], list[Producer]]:
+    """Every object in the repository that puts a ConfigMap/Secret (or any core object) into
+    the cluster, by (kind, namespace, name): built once per cluster model."""
+    cached = cluster.__dict__.get("_fluxgraph_producers")
+    if cached is not None:
+        return cast(dict[tuple[str, str, str], list[Producer]], cached)
+    index: dict[tuple[str, str, str], list[Producer]] = {}
     for obj in cluster.objects():
         ref = obj.ref
-        if ref.kind == kind and ref.namespace == namespace and ref.name == name and ref.group == "":
-            out.append(Producer(obj, ""))
-        elif kind == "Secret" and ref.kind in _SECRET_MAKERS:
+        if ref.group == "":
+            index.setdefault((ref.kind, ref.namespace, ref.name), []).append(Producer(obj, ""))
+        if ref.kind in _SECRET_MAKERS:
             made_ns = ref.namespace
             if ref.kind == "InfisicalSecret":
                 ns = get_path(obj.data, ("spec", "managedSecretReference", "secretNamespace"))
@@ -481,9 +485,15 @@ def producers(cluster: ClusterModel, kind: str, namespace: str, name: str) -> li
                 (v for p in _SECRET_MAKERS[ref.kind] if isinstance(v := get_path(obj.data, p), str) and v),
                 None,
             )
-            if made == name and made_ns == namespace:
-                out.append(Producer(obj, f"{ref} creates it"))
-    return out
+            if made is not None:
+                index.setdefault(("Secret", made_ns, made), []).append(Producer(obj, f"{ref} creates it"))
+    cluster.__dict__["_fluxgraph_producers"] = index
+    return index
+
+
+def producers(cluster: ClusterModel, kind: str, namespace: str, name: str) -> list[Producer]:
+    """What in the repository puts ``kind/namespace/name`` into the cluster."""
+    return list(_producer_index(cluster).get((kind, namespace, name), ()))
 
 
 def substitute_from_path(obj: AppliedObject | None, kind: str, name: str) -> Path:
