@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-import networkx as nx
-
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ordering import hr_depends_on_location, ks_depends_on_location
+from fluxgraph.digraph import DiGraph, NoPath, shortest_path, strongly_connected_components
 from fluxgraph.findings import RawFinding
 from fluxgraph.flux import NamedRef
 from fluxgraph.model import Location, ObjRef
@@ -16,14 +15,14 @@ from fluxgraph.model import Location, ObjRef
 ID = "dependency-cycle"
 
 
-def shortest_cycle(g: nx.DiGraph, start: str, members: set[str]) -> list[str]:
+def shortest_cycle(g: DiGraph, start: str, members: set[str]) -> list[str]:
     """The shortest cycle through ``start`` inside ``members`` (``[start, ..., start]``)."""
     sub = g.subgraph(members)
     best: list[str] | None = None
     for succ in sorted(sub.successors(start)):
         try:
-            path = nx.shortest_path(sub, succ, start)
-        except nx.NetworkXNoPath:
+            path = shortest_path(sub, succ, start)
+        except NoPath:
             continue
         cand = [start, *path]
         if best is None or len(cand) < len(best):
@@ -32,10 +31,10 @@ def shortest_cycle(g: nx.DiGraph, start: str, members: set[str]) -> list[str]:
     return best
 
 
-def cycles(g: nx.DiGraph) -> Iterator[tuple[list[str], set[str]]]:
+def cycles(g: DiGraph) -> Iterator[tuple[list[str], set[str]]]:
     """One cycle per strongly connected component (self-loops included), through its
     smallest member: ``(cycle, component)``."""
-    for comp in sorted((sorted(c) for c in nx.strongly_connected_components(g)), key=lambda c: c[0]):
+    for comp in sorted((sorted(c) for c in strongly_connected_components(g)), key=lambda c: c[0]):
         members = set(comp)
         if len(comp) == 1 and not g.has_edge(comp[0], comp[0]):
             continue
@@ -45,7 +44,7 @@ def cycles(g: nx.DiGraph) -> Iterator[tuple[list[str], set[str]]]:
 def _report(
     ctx: CheckContext,
     kind: str,
-    g: nx.DiGraph,
+    g: DiGraph,
     where: Callable[[str, str], Location],
     owner: Callable[[str], str],
     obj: Callable[[str], ObjRef | None],
@@ -72,7 +71,7 @@ def _report(
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
-    kg: nx.DiGraph = nx.DiGraph()
+    kg: DiGraph = DiGraph()
     for ks in cluster.kustomizations.values():
         kg.add_node(ks.id)
         for dep in ks.spec.depends_on:
@@ -86,7 +85,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
 
     yield from _report(ctx, "Kustomization", kg, ks_where, lambda i: i, lambda i: None)
 
-    hg: nx.DiGraph = nx.DiGraph()
+    hg: DiGraph = DiGraph()
     for hr in cluster.helm_releases.values():
         hg.add_node(hr.id)
         for dep in hr.spec.depends_on:

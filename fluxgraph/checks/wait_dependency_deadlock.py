@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import networkx as nx
-
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ordering import (
     has_ready_expr,
@@ -16,6 +14,7 @@ from fluxgraph.checks._ordering import (
     ks_location,
     waited_kustomizations,
 )
+from fluxgraph.digraph import DiGraph, shortest_path, strongly_connected_components
 from fluxgraph.findings import RawFinding
 from fluxgraph.flux import NamedRef
 from fluxgraph.model import Location
@@ -26,7 +25,7 @@ ID = "wait-dependency-deadlock"
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     # edge a -> b: a becomes Ready only after b is Ready
-    g: nx.DiGraph = nx.DiGraph()
+    g: DiGraph = DiGraph()
     for ks in cluster.kustomizations.values():
         g.add_node(ks.id)
         for dep in ks.spec.depends_on:
@@ -38,36 +37,36 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             ctx.evaluated()
             if not g.has_edge(ks.id, child):
                 g.add_edge(ks.id, child, how=how, path=path)
-    for comp in sorted((sorted(c) for c in nx.strongly_connected_components(g)), key=lambda c: c[0]):
+    for comp in sorted((sorted(c) for c in strongly_connected_components(g)), key=lambda c: c[0]):
         members = set(comp)
         waits = sorted(
-            (a, b) for a, b, d in g.edges(comp, data=True) if b in members and d["how"] != "dependsOn"
+            (a, b) for a, b, d in g.edges_from(comp) if b in members and d["how"] != "dependsOn"
         )
         if len(comp) < 2 or not waits:
             continue
         waiter, child = waits[0]
-        path = nx.shortest_path(g.subgraph(members), child, waiter)
-        cyc = [waiter, *path]
+        route = shortest_path(g.subgraph(members), child, waiter)
+        cyc = [waiter, *route]
         edges = list(zip(cyc, cyc[1:], strict=False))
         # start the story at the first dependsOn edge: that is the line the finding points at
-        start = next((i for i, (a, b) in enumerate(edges) if g.edges[a, b]["how"] == "dependsOn"), 0)
+        start = next((i for i, (a, b) in enumerate(edges) if g.edge_data(a, b)["how"] == "dependsOn"), 0)
         edges = edges[start:] + edges[:start]
         yield _finding(ctx, g, edges, members)
 
 
-def _where(ctx: CheckContext, g: nx.DiGraph, a: str, b: str) -> Location:
-    d: dict[str, Any] = g.edges[a, b]
+def _where(ctx: CheckContext, g: DiGraph, a: str, b: str) -> Location:
+    d: dict[str, Any] = g.edge_data(a, b)
     if d["how"] == "dependsOn":
         ns, _, name = b.partition("/")
         return ks_depends_on_location(ctx.cluster, a, NamedRef(ns, name))
     return ks_location(ctx.cluster, a, d["path"])
 
 
-def _finding(ctx: CheckContext, g: nx.DiGraph, edges: list[tuple[str, str]], members: set[str]) -> RawFinding:
+def _finding(ctx: CheckContext, g: DiGraph, edges: list[tuple[str, str]], members: set[str]) -> RawFinding:
     first = edges[0][0]
     msg = f"Kustomization {first}"
     for i, (a, b) in enumerate(edges):
-        how = g.edges[a, b]["how"]
+        how = g.edge_data(a, b)["how"]
         step = f"depends on {b}" if how == "dependsOn" else f"waits for {b} ({how})"
         msg += f" {step}" if i == 0 else f", which {step}"
     msg += ": none of them becomes ready" if len(edges) > 2 else ": neither becomes ready"
