@@ -5,6 +5,8 @@ The CLI is a thin layer over this module.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +82,20 @@ def _root_spec(root: ClusterRoot, problems: list[Problem], cache: FileCache) -> 
     return spec
 
 
+@contextmanager
+def _note_last_file(fs: RepoFS) -> Iterator[None]:
+    """An unexpected exception (a fluxgraph bug) keeps its type and traceback but notes the
+    last file read, so that the CLI's one-line error names it."""
+    try:
+        yield
+    except FluxgraphError:
+        raise
+    except Exception as e:
+        if fs.last_read is not None:
+            e.add_note(f"last file read: {fs.last_read}")
+        raise
+
+
 def load(
     path: str | Path,
     *,
@@ -109,7 +125,8 @@ def load(
         raise FluxgraphError("give either --cluster or --env, not both")
     if env is not None:
         cluster = f"clusters/{env}"
-    discovered = discover(cache)
+    with _note_last_file(fs):
+        discovered = discover(cache)
     if cluster is not None:
         try:
             cdir = norm_rel(join("", cluster.strip()))
@@ -122,20 +139,24 @@ def load(
     else:
         roots = discovered
     if not roots:
+        limits = [p for p in fs.problems if p.code == "input-limit"]
         raise FluxgraphError(
             f"{path}: no Flux cluster found (looked for flux-system/gotk-sync.yaml, FluxInstance sync paths, "
             "self-applying root Kustomizations and clusters/<name> directories); name one with --cluster DIR"
+            + (f" ({limits[0].location.file}: {limits[0].message})" if limits else "")
+            + (f" ({fs.escaping[0]} is a symlink that leaves the repository root; not read)" if fs.escaping else "")
         )
 
     clusters: list[tuple[ClusterRoot, ClusterModel]] = []
     for root in roots:
         root_problems: list[Problem] = []
-        spec = _root_spec(root, root_problems, cache)
-        model = ClusterModel(name=root.dir or ".", root_dir=root.dir, root_id=spec.id, strict=is_strict, discovered_by=root.how)
-        model.problems.extend(root_problems)
-        sref = spec.source_ref or flux.SourceRef(root.source_kind, root.source_name, root.namespace)
-        src = SourceNode(sref.kind, sref.namespace, sref.name, root.url, repo_base=root.repo_base, location=root.location, synthesized=True)
-        ClusterWalker(builder, model, spec, src, extra_vars=extra_vars).run()
+        with _note_last_file(fs):
+            spec = _root_spec(root, root_problems, cache)
+            model = ClusterModel(name=root.dir or ".", root_dir=root.dir, root_id=spec.id, strict=is_strict, discovered_by=root.how)
+            model.problems.extend(root_problems)
+            sref = spec.source_ref or flux.SourceRef(root.source_kind, root.source_name, root.namespace)
+            src = SourceNode(sref.kind, sref.namespace, sref.name, root.url, repo_base=root.repo_base, location=root.location, synthesized=True)
+            ClusterWalker(builder, model, spec, src, extra_vars=extra_vars).run()
         clusters.append((root, model))
     # a root found by a layout heuristic that another cluster builds is part of that cluster
     built = {
@@ -147,4 +168,8 @@ def load(
         for r, m in clusters
         if not (r.weak and cluster is None and any(r.dir in built[id(o)] for _, o in clusters if o is not m))
     ]
+    # limits the file system walk hit and file names it could not read (repofs.RepoFS.problems)
+    # concern every cluster: what they hide may belong to any of them
+    for m in kept:
+        m.problems.extend(fs.problems)
     return Repository(root=fs.root, clusters=sorted(kept, key=lambda c: c.root_dir), problems=problems, cache=cache)

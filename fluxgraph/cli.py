@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -56,6 +57,19 @@ def substitute_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
     f = click.option("--substitute", "substitute", multiple=True, metavar="KEY=VALUE", help="A variable that only exists in the cluster.")(f)
     return f
+
+
+def _confined(base: Path, rel: str, what: str) -> None:
+    """A file that the repository itself names for fluxgraph (the ``.fluxgraph.yaml`` found from
+    PATH upwards, the baseline that file names) is repository input, read on the same terms as
+    manifests: a regular file inside ``base`` (no ``..``, absolute path or symlink out of it), not a
+    FIFO or device, within the size limit. Files given on the command line are the user's own."""
+    from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
+
+    try:
+        RepoFS(base).read_bytes(join("", rel))
+    except (PathEscape, FileTooLarge, OSError) as e:
+        raise FluxgraphError(f"{what} {rel}: {getattr(e, 'strerror', None) or e}; not read") from None
 
 
 def _fail(msg: str) -> None:
@@ -292,12 +306,16 @@ def check(
         _fail("several --format need one --output each (only one report can go to stdout)")
     try:
         cfg_file = Path(config_path) if config_path else find_config(Path(path))
+        if cfg_file is not None and not config_path:
+            _confined(cfg_file.parent, cfg_file.name, "configuration file")
         cfg = load_config(cfg_file) if cfg_file else Config()
         variables = dict(cfg.substitute)
         variables.update(_parse_vars(substitute, substitute_from))
         baseline = None
         bpath = baseline_path or (str(cfg.path.parent / cfg.baseline) if cfg.baseline and cfg.path else None)
         if bpath and not write_baseline_path:
+            if not baseline_path and not config_path and cfg.path is not None and cfg.baseline:
+                _confined(cfg.path.parent, cfg.baseline, "baseline")
             try:
                 baseline = read_baseline(bpath)
             except ValueError as e:

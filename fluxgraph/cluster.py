@@ -22,7 +22,7 @@ from fluxgraph import envsubst, flux, substitution
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, NamedRef, SourceRef, SubstituteFrom
 from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file
 from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource
-from fluxgraph.model import Location, ObjRef, Problem, as_dict
+from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list
 from fluxgraph.repofs import norm_rel, secure_join
 
 if TYPE_CHECKING:
@@ -522,17 +522,17 @@ class ClusterWalker:
         ExternalArtifact; resolvable where it copies ``@alias/<dir>/**`` to ``@artifact/<dir>/``."""
         r = obj.resource
         aliases: dict[str, str] = {}
-        for s in spec.get("sources") or []:
+        for s in as_list(spec.get("sources")):
             if isinstance(s, dict) and isinstance(s.get("alias"), str) and isinstance(s.get("name"), str):
                 kind = s.get("kind") if isinstance(s.get("kind"), str) else "GitRepository"
                 ns = s.get("namespace") if isinstance(s.get("namespace"), str) else r.namespace
                 aliases[s["alias"]] = f"{kind}/{ns}/{s['name']}"
-        for art in spec.get("artifacts") or []:
+        for art in as_list(spec.get("artifacts")):
             if not isinstance(art, dict) or not isinstance(art.get("name"), str):
                 continue
             mapping: list[tuple[str, str]] = []
             resolvable = True
-            for c in art.get("copy") or []:
+            for c in as_list(art.get("copy")):
                 if not isinstance(c, dict):
                     continue
                 frm, to = str(c.get("from", "")), str(c.get("to", ""))

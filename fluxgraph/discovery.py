@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fluxgraph.kustomize.build import FileCache
-from fluxgraph.model import Location
+from fluxgraph.model import Location, as_dict, as_str
 from fluxgraph.repofs import norm_rel, secure_join
 
 FLUX_OBJECT_GROUPS = (
@@ -113,19 +113,23 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
         repo = next(
             (d for d, _ in docs if isinstance(d, dict) and d.get("kind") in ("GitRepository", "OCIRepository", "Bucket")), None
         )
-        if ks is not None and isinstance((ks.get("spec") or {}).get("path"), str):
-            path, _ = secure_join(ks["spec"]["path"])
+        # the documents are untrusted: every field may have any type (invalid ones are
+        # reported by flux.parse_kustomization when the root is parsed)
+        ks_spec = as_dict(ks.get("spec")) if ks is not None else {}
+        if ks is not None and isinstance(ks_spec.get("path"), str):
+            path, _ = secure_join(ks_spec["path"])
             line = next(ln for d, ln in docs if d is ks)
-            sref = (ks.get("spec") or {}).get("sourceRef") or {}
-            md = ks.get("metadata") or {}
+            sref = as_dict(ks_spec.get("sourceRef"))
+            md = as_dict(ks.get("metadata"))
+            url = as_dict(repo.get("spec")).get("url") if isinstance(repo, dict) else None
             add(
                 ClusterRoot(
                     dir=path,
-                    source_kind=str(sref.get("kind") or "GitRepository"),
-                    source_name=str(sref.get("name") or "flux-system"),
-                    namespace=str(md.get("namespace") or "flux-system"),
-                    name=str(md.get("name") or "flux-system"),
-                    url=((repo or {}).get("spec") or {}).get("url") if isinstance(repo, dict) else None,
+                    source_kind=as_str(sref.get("kind")) or "GitRepository",
+                    source_name=as_str(sref.get("name")) or "flux-system",
+                    namespace=as_str(md.get("namespace")) or "flux-system",
+                    name=as_str(md.get("name")) or "flux-system",
+                    url=url if isinstance(url, str) else None,
                     location=Location(f, line),
                     root_doc=ks,
                     how="flux bootstrap (gotk-sync.yaml)",
@@ -156,7 +160,7 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
                     ClusterRoot(
                         dir=full,
                         source_kind=str(s.get("kind")),
-                        source_name=str(s.get("name") or "flux-system"),
+                        source_name=as_str(s.get("name")) or "flux-system",
                         url=s.get("url") if isinstance(s.get("url"), str) else None,
                         repo_base=base,
                         location=Location(f, line),
@@ -176,15 +180,15 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
             path, _ = secure_join(spec["path"])
             d = posixpath.dirname(f)
             if path and (path == d or path == posixpath.dirname(d)) and path not in roots:
-                md = data.get("metadata") or {}
-                sref = spec.get("sourceRef") or {}
+                md = as_dict(data.get("metadata"))
+                sref = as_dict(spec.get("sourceRef"))
                 add(
                     ClusterRoot(
                         dir=path,
-                        source_kind=str(sref.get("kind") or "GitRepository"),
-                        source_name=str(sref.get("name") or "flux-system"),
-                        namespace=str(md.get("namespace") or "flux-system"),
-                        name=str(md.get("name") or "flux-system"),
+                        source_kind=as_str(sref.get("kind")) or "GitRepository",
+                        source_name=as_str(sref.get("name")) or "flux-system",
+                        namespace=as_str(md.get("namespace")) or "flux-system",
+                        name=as_str(md.get("name")) or "flux-system",
                         location=Location(f, line),
                         root_doc=data,
                         how="self-applying root Kustomization",
@@ -206,7 +210,7 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
             if kinds and all(
                 isinstance(x, dict) and isinstance(x.get("apiVersion"), str) and x["apiVersion"].startswith(FLUX_OBJECT_GROUPS)
                 for x in kinds
-                if not (isinstance(x, dict) and x.get("apiVersion", "").startswith("kustomize.config.k8s.io"))
+                if not (isinstance(x, dict) and as_str(x.get("apiVersion")).startswith("kustomize.config.k8s.io"))
             ) and any(_is_flux_ks(x) for x in kinds):
                 add(ClusterRoot(dir=d, location=Location(yamls[0]), how="directory of Flux Kustomizations", weak=True))
     return sorted(roots.values(), key=lambda r: r.dir)

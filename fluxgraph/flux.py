@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph.kustomize.resource import Resource
-from fluxgraph.model import Location, Problem, as_dict, as_list, as_str
+from fluxgraph.model import Location, Problem, as_dict, as_str
 
 KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
 HELM_GROUP = "helm.toolkit.fluxcd.io"
@@ -24,6 +24,7 @@ SOURCE_GROUP = "source.toolkit.fluxcd.io"
 SOURCE_EXT_GROUP = "source.extensions.fluxcd.io"
 SOURCE_KINDS = frozenset({"GitRepository", "OCIRepository", "HelmRepository", "Bucket", "HelmChart", "ExternalArtifact"})
 KNOWN_KUSTOMIZE_VERSIONS = frozenset({"v1", "v1beta2", "v1beta1"})
+KUSTOMIZATION_SOURCE_KINDS = frozenset({"GitRepository", "OCIRepository", "Bucket", "ExternalArtifact"})
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -221,13 +222,75 @@ def _depends_on(res: Resource, spec: dict[str, Any], problems: list[Problem]) ->
     return tuple(out)
 
 
-def parse_kustomization(res: Resource, problems: list[Problem], *, default_namespace: str = "") -> FluxKustomization | None:
-    md = res.metadata
-    name = md.get("name")
-    if not isinstance(name, str) or not name:
-        problems.append(_problem(res, ("metadata",), "Flux Kustomization without metadata.name", "invalid-object"))
+def _identity(res: Resource, problems: list[Problem], default_namespace: str) -> tuple[str, str] | None:
+    """(namespace, name) of a Flux object; None (with a problem) where the API server would
+    refuse the object outright: no metadata mapping, no string name, a namespace that is not a
+    string."""
+    raw_md = res.data.get("metadata")
+    if not isinstance(raw_md, dict):
+        what = "no metadata" if raw_md is None else f"metadata that is a {type(raw_md).__name__}, not a mapping"
+        problems.append(_problem(res, ("metadata",), f"{res.kind} with {what}", "invalid-object"))
         return None
-    ns = res.namespace or default_namespace
+    name = raw_md.get("name")
+    if not isinstance(name, str) or not name:
+        msg = f"{res.kind} without metadata.name" if name is None or name == "" else f"metadata.name of {res.kind} must be a string, not {type(name).__name__}"
+        problems.append(_problem(res, ("metadata", "name") if "name" in raw_md else ("metadata",), msg, "invalid-object"))
+        return None
+    ns = raw_md.get("namespace")
+    if ns is not None and not isinstance(ns, str):
+        problems.append(
+            _problem(res, ("metadata", "namespace"), f"metadata.namespace of {res.kind} {name} must be a string, not {type(ns).__name__}", "invalid-object")
+        )
+        return None
+    return ns or default_namespace, name
+
+
+def _list_field(res: Resource, spec: dict[str, Any], key: str, problems: list[Problem], item: type, what: str) -> tuple[Any, ...]:
+    """The entries of a list field that have the type the CRD requires; a problem for the field
+    when it is not a list, and for each entry of the wrong type."""
+    raw = spec.get(key)
+    if raw is None:
+        return ()
+    who = f"{res.kind} {res.namespace}/{res.name}"
+    if not isinstance(raw, list):
+        problems.append(_problem(res, ("spec", key), f"spec.{key} of {who} must be a list, not {type(raw).__name__}"))
+        return ()
+    out = []
+    for i, x in enumerate(raw):
+        if isinstance(x, item):
+            out.append(x)
+        else:
+            problems.append(_problem(res, ("spec", key, i), f"spec.{key}[{i}] of {who} must be {what}, not {type(x).__name__}"))
+    return tuple(out)
+
+
+def _map_field(res: Resource, spec: dict[str, Any], key: str, problems: list[Problem]) -> dict[str, Any] | None:
+    raw = spec.get(key)
+    if raw is None or isinstance(raw, dict):
+        return raw
+    problems.append(_problem(res, ("spec", key), f"spec.{key} of {res.kind} {res.namespace}/{res.name} must be a mapping, not {type(raw).__name__}"))
+    return None
+
+
+def _patches(res: Resource, spec: dict[str, Any], problems: list[Problem]) -> tuple[Any, ...]:
+    """``spec.patches``: mappings with a string ``patch`` and an optional mapping ``target``."""
+    out = []
+    for i, p in enumerate(_list_field(res, spec, "patches", problems, dict, "a mapping with patch and target")):
+        if not isinstance(p.get("patch"), str):
+            problems.append(_problem(res, ("spec", "patches", i), f"spec.patches[{i}] of Kustomization {res.namespace}/{res.name} needs a patch string"))
+            continue
+        if p.get("target") is not None and not isinstance(p.get("target"), dict):
+            problems.append(_problem(res, ("spec", "patches", i, "target"), f"spec.patches[{i}].target of Kustomization {res.namespace}/{res.name} must be a mapping"))
+            continue
+        out.append(p)
+    return tuple(out)
+
+
+def parse_kustomization(res: Resource, problems: list[Problem], *, default_namespace: str = "") -> FluxKustomization | None:
+    ident = _identity(res, problems, default_namespace)
+    if ident is None:
+        return None
+    ns, name = ident
     version = res.api_version.rsplit("/", 1)[-1]
     if version not in KNOWN_KUSTOMIZE_VERSIONS:
         problems.append(
@@ -245,10 +308,23 @@ def parse_kustomization(res: Resource, problems: list[Problem], *, default_names
         path = ""
     sref = spec.get("sourceRef")
     source_ref: SourceRef | None = None
-    if isinstance(sref, dict) and isinstance(sref.get("name"), str):
-        kind = as_str(sref.get("kind")) or "GitRepository"
-        sns = as_str(sref.get("namespace")) or ns
-        source_ref = SourceRef(kind, sref["name"], sns)
+    if isinstance(sref, dict) and isinstance(sref.get("name"), str) and sref["name"]:
+        kind = sref.get("kind") if sref.get("kind") is not None else "GitRepository"
+        sns = sref.get("namespace") if sref.get("namespace") is not None else ns
+        if kind not in KUSTOMIZATION_SOURCE_KINDS:
+            problems.append(
+                _problem(
+                    res,
+                    ("spec", "sourceRef", "kind"),
+                    f"spec.sourceRef.kind of Kustomization {ns}/{name} must be one of {', '.join(sorted(KUSTOMIZATION_SOURCE_KINDS))}, not {kind!r}",
+                )
+            )
+        elif not isinstance(sns, str):
+            problems.append(
+                _problem(res, ("spec", "sourceRef", "namespace"), f"spec.sourceRef.namespace of Kustomization {ns}/{name} must be a string, not {type(sns).__name__}")
+            )
+        else:
+            source_ref = SourceRef(kind, sref["name"], sns or ns)
     else:
         problems.append(_problem(res, ("spec", "sourceRef"), f"Kustomization {ns}/{name} has no valid spec.sourceRef", "invalid-field"))
     pb = spec.get("postBuild")
@@ -262,6 +338,17 @@ def parse_kustomization(res: Resource, problems: list[Problem], *, default_names
             raw_sub = pb.get("substitute")
             if isinstance(raw_sub, dict):
                 for k, v in raw_sub.items():
+                    if not isinstance(v, str):
+                        # map[string]string in the CRD: the API server refuses `N: 3` and `N:`
+                        problems.append(
+                            _problem(
+                                res,
+                                ("spec", "postBuild", "substitute", str(k)),
+                                f"postBuild.substitute.{k} of Kustomization {ns}/{name} must be a string, not {'null' if v is None else type(v).__name__}",
+                            )
+                        )
+                        if isinstance(v, (dict, list)):
+                            continue
                     subst.append((str(k), _scalar_str(v)))
             elif raw_sub is not None:
                 problems.append(_problem(res, ("spec", "postBuild", "substitute"), "postBuild.substitute must be a mapping of strings"))
@@ -283,10 +370,12 @@ def parse_kustomization(res: Resource, problems: list[Problem], *, default_names
                 problems.append(_problem(res, ("spec", "postBuild", "substituteFrom"), "postBuild.substituteFrom must be a list"))
             strategy = "Always" if pb.get("substituteStrategy") == "Always" else "WithVariables"
             post_build = PostBuild(tuple(subst), tuple(sfrom), strategy)
-    hc = spec.get("healthChecks")
-    comps = spec.get("components")
-    common = spec.get("commonMetadata")
-    dec = spec.get("decryption")
+    health_checks = _list_field(res, spec, "healthChecks", problems, dict, "a mapping")
+    patches = _patches(res, spec, problems)
+    images = _list_field(res, spec, "images", problems, dict, "a mapping")
+    components = _list_field(res, spec, "components", problems, str, "a string")
+    common = _map_field(res, spec, "commonMetadata", problems)
+    dec = _map_field(res, spec, "decryption", problems)
     return FluxKustomization(
         namespace=ns,
         name=name,
@@ -303,14 +392,14 @@ def parse_kustomization(res: Resource, problems: list[Problem], *, default_names
         post_build=post_build,
         suspend=_bool_field(res, spec, "suspend", problems, False),
         deletion_policy=_str_field(res, spec, "deletionPolicy", problems) or "MirrorPrune",
-        health_checks=tuple(x for x in hc if isinstance(x, dict)) if isinstance(hc, list) else (),
-        patches=tuple(as_list(spec.get("patches"))),
-        images=tuple(as_list(spec.get("images"))),
-        components=tuple(c for c in comps if isinstance(c, str)) if isinstance(comps, list) else (),
+        health_checks=health_checks,
+        patches=patches,
+        images=images,
+        components=components,
         name_prefix=_str_field(res, spec, "namePrefix", problems) or "",
         name_suffix=_str_field(res, spec, "nameSuffix", problems) or "",
-        common_metadata=common if isinstance(common, dict) else None,
-        decryption=dec if isinstance(dec, dict) else None,
+        common_metadata=common,
+        decryption=dec,
         service_account=_str_field(res, spec, "serviceAccountName", problems) or None,
         location=res.origin.location,
         spec=spec,
@@ -329,11 +418,27 @@ def _int(v: Any, default: int) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else default
 
 
-def parse_helmrelease(res: Resource, problems: list[Problem]) -> FluxHelmRelease | None:
-    name = res.name
-    if not name:
+def _ref(res: Resource, raw: Any, path: tuple[Any, ...], default_kind: str, ns: str, problems: list[Problem]) -> SourceRef | None:
+    """A cross-object reference (``chart.spec.sourceRef``, ``chartRef``): a mapping with a string
+    ``name`` and optional string ``kind``/``namespace``."""
+    field_name = ".".join(str(p) for p in path)
+    who = f"{res.kind} {ns}/{res.name}"
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"]:
+        problems.append(_problem(res, path, f"{field_name} of {who} must be a mapping with a name"))
         return None
-    ns = res.namespace
+    kind, rns = raw.get("kind", default_kind), raw.get("namespace")
+    for key, v in (("kind", kind), ("namespace", rns)):
+        if v is not None and not isinstance(v, str):
+            problems.append(_problem(res, (*path, key), f"{field_name}.{key} of {who} must be a string, not {type(v).__name__}"))
+            return None
+    return SourceRef(kind or default_kind, raw["name"], rns or ns)
+
+
+def parse_helmrelease(res: Resource, problems: list[Problem]) -> FluxHelmRelease | None:
+    ident = _identity(res, problems, "")
+    if ident is None:
+        return None
+    ns, name = ident
     spec = res.data.get("spec")
     if not isinstance(spec, dict):
         problems.append(_problem(res, ("spec",), f"HelmRelease {ns}/{name} has no spec mapping", "invalid-object"))
@@ -341,28 +446,26 @@ def parse_helmrelease(res: Resource, problems: list[Problem]) -> FluxHelmRelease
     chart_source = None
     chart_name = chart_version = None
     chart = spec.get("chart")
-    if isinstance(chart, dict) and isinstance(chart.get("spec"), dict):
-        cs = chart["spec"]
-        chart_name = cs.get("chart") if isinstance(cs.get("chart"), str) else None
-        chart_version = str(cs.get("version")) if cs.get("version") is not None else None
-        sr = cs.get("sourceRef")
-        if isinstance(sr, dict) and isinstance(sr.get("name"), str):
-            chart_source = SourceRef(
-                str(sr.get("kind") or "HelmRepository"),
-                sr["name"],
-                as_str(sr.get("namespace")) or ns,
-            )
+    if chart is not None:
+        cs = chart.get("spec") if isinstance(chart, dict) else None
+        if not isinstance(cs, dict):
+            problems.append(_problem(res, ("spec", "chart"), f"spec.chart of HelmRelease {ns}/{name} must be a mapping with a spec mapping"))
+        else:
+            if isinstance(cs.get("chart"), str):
+                chart_name = cs["chart"]
+            else:
+                problems.append(_problem(res, ("spec", "chart", "spec", "chart"), f"spec.chart.spec.chart of HelmRelease {ns}/{name} must be a string"))
+            chart_version = _scalar_str(cs.get("version")) if isinstance(cs.get("version"), (str, int, float)) else None
+            chart_source = _ref(res, cs.get("sourceRef"), ("spec", "chart", "spec", "sourceRef"), "HelmRepository", ns, problems)
     cr = spec.get("chartRef")
-    if isinstance(cr, dict) and isinstance(cr.get("name"), str):
-        chart_source = SourceRef(
-            str(cr.get("kind") or "OCIRepository"),
-            cr["name"],
-            as_str(cr.get("namespace")) or ns,
-        )
+    if cr is not None:
+        chart_source = _ref(res, cr, ("spec", "chartRef"), "OCIRepository", ns, problems) or chart_source
     vf: list[tuple[str, str, bool]] = []
-    for e in spec.get("valuesFrom") or [] if isinstance(spec.get("valuesFrom"), list) else []:
-        if isinstance(e, dict) and isinstance(e.get("name"), str):
-            vf.append((str(e.get("kind") or "ConfigMap"), e["name"], bool(e.get("optional", False))))
+    for i, e in enumerate(_list_field(res, spec, "valuesFrom", problems, dict, "a mapping")):
+        if isinstance(e.get("name"), str) and isinstance(e.get("kind", "ConfigMap"), str):
+            vf.append((e.get("kind") or "ConfigMap", e["name"], bool(e.get("optional", False))))
+        else:
+            problems.append(_problem(res, ("spec", "valuesFrom", i), f"spec.valuesFrom[{i}] of HelmRelease {ns}/{name} needs a string kind and name"))
     install = as_dict(spec.get("install"))
     upgrade = as_dict(spec.get("upgrade"))
     irem = as_dict(install.get("remediation"))

@@ -5,17 +5,32 @@ Every file fluxgraph reads goes through ``RepoFS``. Paths are repo-relative POSI
 absolute paths and symlinks whose target leaves the root raise ``PathEscape`` before any read.
 This mirrors kustomize-controller, which builds with fluxcd/pkg's secure file system
 (``kustomize/filesys``, ``MakeFsOnDiskSecure``) rooted at the artifact.
+
+The repository is untrusted input, so every walk is bounded (see docs/security.md):
+
+* a path whose resolution revisits one of its own directories (a symlink cycle such as
+  ``apps/up -> ..``) does not exist (``SymlinkCycle``, an ``OSError`` like ``ELOOP``);
+* ``walk_files`` does not descend into symlinked directories, as Go's ``filepath.Walk`` (used
+  by Flux's kustomization generator) does not;
+* paths deeper than ``MAX_PATH_DEPTH`` components, directories beyond ``MAX_DIRECTORIES``
+  listed ones, and entries whose names are not valid UTF-8 are not read; each is recorded
+  once in ``RepoFS.problems`` (``input-limit``, or not evaluated for names).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import stat
 from functools import lru_cache
 from pathlib import Path
 
+from fluxgraph.model import Location, Problem
+
 MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_PATH_DEPTH = 128  # path components below the root
+MAX_DIRECTORIES = 100_000  # distinct directories listed in one run
 
 
 class PathEscape(Exception):
@@ -24,6 +39,20 @@ class PathEscape(Exception):
 
 class FileTooLarge(Exception):
     pass
+
+
+class PathTooDeep(OSError):
+    """A path with more than ``MAX_PATH_DEPTH`` components."""
+
+    def __init__(self, rel: str):
+        super().__init__(errno.ENAMETOOLONG, f"more than {MAX_PATH_DEPTH} path components", rel)
+
+
+class SymlinkCycle(OSError):
+    """A path that goes through a symlink back into one of its own directories."""
+
+    def __init__(self, rel: str):
+        super().__init__(errno.ELOOP, "symlink cycle: the path revisits one of its own directories", rel)
 
 
 def join(base: str, ref: str) -> str:
@@ -66,34 +95,78 @@ class RepoFS:
         self._stat_cache: dict[str, os.stat_result | None] = {}
         self._list_cache: dict[str, list[str]] = {}
         self._bytes_cache: dict[str, bytes] = {}
-        self._inside: dict[str, str] = {}  # rel -> "" (inside) or why it escapes
+        # rel -> "" (inside), "cycle" or why it escapes
+        self._inside: dict[str, str] = {"": ""}
+        self._real: dict[str, str] = {"": self._root_str}  # rel dir -> its resolved absolute path
+        self.problems: list[Problem] = []  # limits hit and names not read, in the order met
+        self._problem_keys: set[tuple[str, str]] = set()
+        self.escaping: list[str] = []  # symlinks leaving the root that walk_files skipped
+        self.last_read: str | None = None  # for error reports
+
+    def _note(self, code: str, message: str, rel: str, *, not_evaluated: bool = False) -> None:
+        if (code, rel) not in self._problem_keys and len(self._problem_keys) < 1000:
+            self._problem_keys.add((code, rel))
+            self.problems.append(Problem(code, message, Location(rel or "."), not_evaluated=not_evaluated))
 
     # -- path handling -------------------------------------------------------------------
     def _abs(self, rel: str) -> str:
         return self._root_str if not rel else f"{self._root_str}/{rel}"
 
     def _check_inside(self, rel: str) -> None:
-        """Refuse symlinks (at any level) whose target leaves the root."""
-        if not rel:
-            return
+        """Refuse symlinks (at any level) whose target leaves the root, and symlink cycles.
+
+        Iterative over the path's components (no recursion on deep paths); verdicts are cached
+        per prefix, so walking a tree costs one ``lstat`` per entry.
+        """
         verdict = self._inside.get(rel)
         if verdict is None:
-            verdict = ""
-            parent = posixpath.dirname(rel)
-            try:
-                if parent:
-                    self._check_inside(parent)
-            except PathEscape as e:
-                verdict = str(e)
-            else:
-                st = self._lstat(rel)
-                if st is not None and stat.S_ISLNK(st.st_mode):
-                    real = os.path.realpath(self._abs(rel))
-                    if real != self._root_str and not real.startswith(self._root_str + os.sep):
-                        verdict = f"{rel!r} is a symlink that leaves the repository root"
-            self._inside[rel] = verdict
+            parts = rel.split("/")
+            if ".." in parts:  # callers pass normalised paths; this is the last line of defence
+                raise PathEscape(f"{rel!r} leaves the repository root")
+            if len(parts) > MAX_PATH_DEPTH:
+                self._note(
+                    "input-limit",
+                    f"{'/'.join(parts[:MAX_PATH_DEPTH])} nests deeper than {MAX_PATH_DEPTH} directories; deeper paths are not read",
+                    "/".join(parts[:MAX_PATH_DEPTH]),
+                )
+                raise PathTooDeep(rel)
+            # the deepest prefix already judged, then each component below it
+            i = len(parts) - 1
+            while i > 0 and "/".join(parts[:i]) not in self._inside:
+                i -= 1
+            prefix = "/".join(parts[:i])
+            verdict = self._inside[prefix]
+            for j in range(i, len(parts)):
+                cur = "/".join(parts[: j + 1])
+                if not verdict:
+                    verdict = self._judge(prefix, cur)
+                self._inside[cur] = verdict
+                prefix = cur
+        if verdict == "cycle":
+            raise SymlinkCycle(rel)
         if verdict:
             raise PathEscape(verdict)
+
+    def _judge(self, parent: str, rel: str) -> str:
+        """Verdict for ``rel`` whose parent directory ``parent`` is inside."""
+        st = self._lstat(rel)
+        if st is None or not stat.S_ISLNK(st.st_mode):
+            parent_real = self._real.get(parent)
+            if parent_real is not None and st is not None and stat.S_ISDIR(st.st_mode):
+                self._real[rel] = f"{parent_real}/{posixpath.basename(rel)}"
+            return ""
+        real = os.path.realpath(self._abs(rel))
+        if real != self._root_str and not real.startswith(self._root_str + os.sep):
+            return f"{rel!r} is a symlink that leaves the repository root"
+        if os.path.isdir(real):
+            # a directory reached again through a symlink: following it would never end
+            anc: str | None = parent
+            while anc is not None:
+                if self._real.get(anc) == real:
+                    return "cycle"
+                anc = posixpath.dirname(anc) if anc else None
+            self._real[rel] = real
+        return ""
 
     def _lstat(self, rel: str) -> os.stat_result | None:
         key = "l:" + rel
@@ -133,17 +206,45 @@ class RepoFS:
             self._check_inside(rel)
         except PathEscape:
             return True
+        except OSError:
+            return False
         return False
 
+    def is_symlink(self, rel: str) -> bool:
+        st = self._lstat(rel)
+        return st is not None and stat.S_ISLNK(st.st_mode)
+
     def listdir(self, rel: str) -> list[str]:
-        """Sorted entry names (byte order, like Go's filepath.Walk), empty when unreadable."""
+        """Sorted entry names (byte order, like Go's filepath.Walk), empty when unreadable.
+
+        Names that are not valid UTF-8 are left out (and noted as not evaluated): they cannot
+        be written to a report faithfully.
+        """
         if rel in self._list_cache:
             return self._list_cache[rel]
+        names: list[str] = []
+        if len(self._list_cache) >= MAX_DIRECTORIES:
+            self._note(
+                "input-limit",
+                f"the repository has more than {MAX_DIRECTORIES} directories; {rel or '.'} and later ones are not read",
+                "",
+            )
+            return names
         try:
             self._check_inside(rel)
-            names = sorted(os.listdir(self._abs(rel)))
+            raw = os.listdir(self._abs(rel))
         except (OSError, PathEscape, ValueError):
-            names = []
+            raw = []
+        for name in raw:
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = name.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+                where = f"{rel}/{shown}" if rel else shown
+                self._note("not-evaluated-filename", f"{where}: the file name is not valid UTF-8; not read", where, not_evaluated=True)
+                continue
+            names.append(name)
+        names.sort()  # code point order of valid UTF-8 names is Go's byte order
         self._list_cache[rel] = names
         return names
 
@@ -153,11 +254,14 @@ class RepoFS:
         if cached is not None:
             return cached
         self._check_inside(rel)
+        self.last_read = rel
         st = self._stat(rel)
         if st is None:
-            raise FileNotFoundError(rel)
+            raise FileNotFoundError(errno.ENOENT, "no such file", rel)
         if not stat.S_ISREG(st.st_mode):
-            raise IsADirectoryError(rel) if stat.S_ISDIR(st.st_mode) else OSError(f"{rel}: not a regular file")
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", rel)
+            raise OSError(f"{rel}: not a regular file")
         if st.st_size > MAX_FILE_BYTES:
             raise FileTooLarge(f"{rel} is {st.st_size} bytes, over the {MAX_FILE_BYTES} byte limit")
         with open(self._abs(rel), "rb") as fh:
@@ -168,7 +272,11 @@ class RepoFS:
         return data
 
     def walk_files(self, rel: str) -> list[str]:
-        """Every regular file below ``rel`` (repo-relative), depth-first in sorted order."""
+        """Every regular file below ``rel`` (repo-relative), depth-first in sorted order.
+
+        Like Go's ``filepath.Walk``, symlinked directories are not descended into (a symlinked
+        file inside the root is listed).
+        """
         out: list[str] = []
         stack = [rel]
         seen: set[str] = set()
@@ -181,9 +289,12 @@ class RepoFS:
             for name in self.listdir(d):
                 child = f"{d}/{name}" if d else name
                 if self.is_dir(child):
-                    subdirs.append(child)
+                    if not self.is_symlink(child):
+                        subdirs.append(child)
                 elif self.is_file(child):
                     out.append(child)
+                elif self.escapes(child) and len(self.escaping) < 100:
+                    self.escaping.append(child)
             stack.extend(reversed(subdirs))
         return out
 

@@ -9,15 +9,21 @@ pure-Python round-trip loader.
 
 This module is the only place where the parser's 0-based marks become 1-based positions.
 
-Limits (each becomes a located error, never a crash or a hang): nesting depth, nodes per
-document after alias expansion ("billion laughs"), file size (``repofs.MAX_FILE_BYTES``).
+Limits (each becomes a located error with code ``input-limit``, never a crash or a hang):
+nesting depth, nodes per document after alias expansion ("billion laughs"), file size
+(``repofs.MAX_FILE_BYTES``). libyaml's scanner is quadratic in the depth of flow collections
+(``[[[[...``), so a document that *may* nest deeper than the limit (more ``[``/``{`` than
+``MAX_DEPTH``) is composed from events, stopping at the limit, instead of by the C composer.
 Duplicate mapping keys are an error in kustomize (yaml.v3 "mapping key already defined") and
-are reported; anchors may be redefined (YAML 1.2 allows it; libyaml's composer does not, so
-such files are composed from events in Python).
+are reported; as in yaml.v3, keys are compared by their text, and every scalar key is kept as
+its text (``1: a`` has the key ``"1"``, as kyaml and JSON see it). Anchors may be redefined
+(YAML 1.2 allows it; libyaml's composer does not, so such files are composed from events in
+Python).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +43,24 @@ MAX_NODES_PER_DOCUMENT = 1_000_000
 
 
 class YamlLoadError(Exception):
-    """A located YAML problem: 1-based line and column."""
+    """A located YAML problem: 1-based line and column. ``code`` is ``yaml-syntax``, or
+    ``input-limit`` when a safety limit (depth, alias expansion) stopped the parse."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1):
+    def __init__(self, message: str, line: int = 1, column: int = 1, code: str = "yaml-syntax"):
         super().__init__(message)
         self.message = message
         self.line = max(1, line)
         self.column = max(1, column)
+        self.code = code
+
+
+_LIMIT_PREFIXES = ("document nests deeper than", "document expands to more than", "document nests too deeply")
+
+
+def is_limit_message(message: str) -> bool:
+    """Whether a YAML error message is one of the limit errors (code ``input-limit``), for
+    callers that kept only the message."""
+    return message.startswith(_LIMIT_PREFIXES)
 
 
 @dataclass
@@ -128,10 +145,28 @@ def _block_indent(node: ScalarNode, source: str | None) -> int:
     """Indentation (0-based columns) of a block scalar's content, read from the file text."""
     mark = node.start_mark
     if source is not None:
-        for ln in source.splitlines()[mark.line + 1 : mark.line + 50]:
+        # the lines after the indicator, without splitting the whole (possibly huge) file
+        pos = _line_start(source, mark.line + 1)
+        for _ in range(49):
+            if pos < 0 or pos >= len(source):
+                break
+            end = source.find("\n", pos)
+            ln = source[pos:] if end < 0 else source[pos:end]
             if ln.strip():
                 return len(ln) - len(ln.lstrip(" "))
+            pos = -1 if end < 0 else end + 1
     return mark.column
+
+
+def _line_start(source: str, line: int) -> int:
+    """Offset of the 0-based ``line`` in ``source`` (-1 past the end)."""
+    pos = 0
+    for _ in range(line):
+        nl = source.find("\n", pos)
+        if nl < 0:
+            return -1
+        pos = nl + 1
+    return pos
 
 
 if CParser is not None:
@@ -150,7 +185,8 @@ if CParser is not None:
 
 
 class _EventComposer:
-    """Pure-Python composer from libyaml events; allows anchors to be redefined."""
+    """Pure-Python composer from libyaml events; allows anchors to be redefined, and stops at
+    ``MAX_DEPTH`` nested collections before the scanner reads deeper."""
 
     def __init__(self, data: bytes | str):
         if CParser is not None:
@@ -167,15 +203,19 @@ class _EventComposer:
 
         p = self.p
         out: list[Node] = []
-        while True:
-            ev = p.get_event()
-            if ev is None or isinstance(ev, StreamEndEvent):
-                break
-            if isinstance(ev, DocumentStartEvent):
-                self.anchors = {}
-                node = self._node()
-                p.get_event()  # DocumentEndEvent
-                out.append(node)
+        try:
+            while True:
+                ev = p.get_event()
+                if ev is None or isinstance(ev, StreamEndEvent):
+                    break
+                if isinstance(ev, DocumentStartEvent):
+                    self.anchors = {}
+                    node = self._node()
+                    p.get_event()  # DocumentEndEvent
+                    out.append(node)
+        finally:
+            if CParser is not None:
+                _release(p)
         return out
 
     def _node(self) -> Node:
@@ -222,6 +262,8 @@ class _EventComposer:
                     self.anchors[ev.anchor] = n
                 attach(n)
             elif isinstance(ev, SequenceStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq"
                 n = SequenceNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
                 if ev.anchor:
@@ -230,6 +272,8 @@ class _EventComposer:
                 stack.append([n, None])
                 continue
             elif isinstance(ev, MappingStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:map"
                 n = MappingNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
                 if ev.anchor:
@@ -247,8 +291,30 @@ class _EventComposer:
                 return root
 
 
+def _too_deep(mark: Any) -> YamlLoadError:
+    return YamlLoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1, code="input-limit")
+
+
+# a document marker at the start of a line ends any document, block scalar included
+_DOC_MARKER = re.compile(rb"^---(?=[ \t\r\n]|$)", re.M)
+
+
+def _may_nest_deeper(data: bytes) -> bool:
+    """An upper bound: a document cannot nest flow collections deeper than it has ``[``/``{``."""
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
+        return False
+    return any(chunk.count(b"[") + chunk.count(b"{") > MAX_DEPTH for chunk in _DOC_MARKER.split(data))
+
+
+def _release(loader: Any) -> None:
+    """Break the loader's self-references, so that it (and its copy of the input) is freed at
+    once instead of by the cyclic garbage collector."""
+    loader.dispose()
+    loader._parser = loader._composer = loader.loadumper = loader._resolver = None
+
+
 def _compose_all(data: bytes) -> list[Node]:
-    if CParser is None:  # pragma: no cover
+    if CParser is None or _may_nest_deeper(data):
         return _EventComposer(data).documents()
     loader = _Loader(data)
     nodes: list[Node] = []
@@ -260,7 +326,7 @@ def _compose_all(data: bytes) -> list[Node]:
             return _EventComposer(data).documents()
         raise
     finally:
-        loader.dispose()
+        _release(loader)
     return nodes
 
 
@@ -320,46 +386,58 @@ class _Constructor:
     def __init__(self) -> None:
         self.count = 0
         self.duplicates: list[tuple[str, int, int]] = []
+        self._built: set[int] = set()  # collections built once: meeting one again is an alias
+
+    def _child(self, node: Node, depth: int, where: Any) -> Any:
+        """Build a child; an alias expansion over the limit is located where the alias is used
+        (``where``, the outermost such place), not at the shared anchor."""
+        alias = node.__class__ is not ScalarNode and id(node) in self._built
+        try:
+            return self.build(node, depth)
+        except YamlLoadError as e:
+            if alias and e.code == "input-limit":
+                e.line, e.column = where.line + 1, where.column + 1
+            raise
 
     def build(self, node: Node, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
-            raise YamlLoadError(
-                f"document nests deeper than {MAX_DEPTH} levels", node.start_mark.line + 1, node.start_mark.column + 1
-            )
+            raise _too_deep(node.start_mark)
         self.count += 1
         if self.count > MAX_NODES_PER_DOCUMENT:
             raise YamlLoadError(
                 f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes (alias expansion)",
                 node.start_mark.line + 1,
                 node.start_mark.column + 1,
+                code="input-limit",
             )
         cls = node.__class__
         if cls is ScalarNode:
             tag = _tag(node)
             return node.value if tag == _STR_TAG else resolve_scalar(tag or "", node.value)
         if cls is SequenceNode:
+            self._built.add(id(node))
             out_l: list[Any] = []
             for n in node.value:
                 if n.__class__ is ScalarNode and _tag(n) == _STR_TAG:
                     self.count += 1
                     out_l.append(n.value)
                 else:
-                    out_l.append(self.build(n, depth + 1))
+                    out_l.append(self._child(n, depth + 1, node.start_mark))
             return out_l
         if cls is MappingNode:
+            self._built.add(id(node))
             out: dict[Any, Any] = {}
             merges: list[Any] = []
             for knode, vnode in node.value:
                 if knode.__class__ is ScalarNode:
-                    ktag = _tag(knode)
-                    if ktag == _MERGE_TAG:
-                        merges.append(self.build(vnode, depth + 1))
+                    if _tag(knode) == _MERGE_TAG:
+                        merges.append(self._child(vnode, depth + 1, knode.start_mark))
                         continue
-                    key = knode.value if ktag == _STR_TAG else resolve_scalar(ktag or "", knode.value)
+                    # kyaml keeps keys as node text (yaml.v3 compares them by text): `1: a` and
+                    # `"1": b` are the same key, `1` and `true` are not
+                    key = knode.value
                 else:
                     key = str(self.build(knode, depth + 1))
-                if isinstance(key, float) and key != key:
-                    key = "nan"
                 if key in out:
                     self.duplicates.append((str(key), knode.start_mark.line + 1, knode.start_mark.column + 1))
                 if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
@@ -367,7 +445,7 @@ class _Constructor:
                     out[key] = vnode.value
                 else:
                     self.count += 1
-                    out[key] = self.build(vnode, depth + 1)
+                    out[key] = self._child(vnode, depth + 1, knode.start_mark)
             for m in merges:  # explicit keys win over merged ones
                 for src in m if isinstance(m, list) else [m]:
                     if isinstance(src, dict):
@@ -416,7 +494,7 @@ def load_documents(file: str, data: bytes) -> LoadResult:
             errors.append(e)
             continue
         except RecursionError:
-            errors.append(YamlLoadError("document nests too deeply", node.start_mark.line + 1, 1))
+            errors.append(YamlLoadError("document nests too deeply", node.start_mark.line + 1, 1, code="input-limit"))
             continue
         for key, line, col in c.duplicates:
             errors.append(YamlLoadError(f"mapping key {key!r} already defined", line, col))

@@ -186,6 +186,15 @@ def render(text: str, variables: Mapping[str, Value], *, strict: bool) -> Render
         template = parse(text)
     except EnvsubstSyntaxError as e:
         return Rendered(None, error=e)
+    except RecursionError:  # defaults nested thousands deep: Flux's parser recurses too
+        return Rendered(None, error=EnvsubstSyntaxError("expression nested too deeply", 0))
+    try:
+        return _render_template(template, variables, strict)
+    except RecursionError:
+        return Rendered(None, error=EnvsubstSyntaxError("expression nested too deeply", 0))
+
+
+def _render_template(template: Template, variables: Mapping[str, Value], strict: bool) -> Rendered:
     c = _Collector(variables, strict)
     pieces: list[Value] = [p.value if isinstance(p, Text) else c.ref(p) for p in template.parts]
     out: str | None

@@ -104,7 +104,7 @@ class FileCache:
             res = load_documents(rel, data)
             docs = res.documents
             for err in res.errors:
-                problems.append(Problem("yaml-syntax", err.message, Location(rel, err.line, err.column)))
+                problems.append(Problem(err.code, err.message, Location(rel, err.line, err.column)))
         self._docs[rel] = (docs, problems)
         return docs, problems
 
@@ -217,7 +217,7 @@ class Builder:
                         walk(child)
                 elif self.cache.is_file(child) and name.endswith((".yaml", ".yml")):
                     out.append(posixpath.relpath(child, d or "."))
-                elif self.cache.fs.escapes(child):
+                elif self.cache.visible(child, False) and self.cache.fs.escapes(child):
                     ctx.problems.append(
                         Problem("path-escape", f"{child} is a symlink that leaves the repository root; not read", Location(child))
                     )
@@ -317,7 +317,10 @@ class Builder:
             resources = self._build_kustomization(cdir, ckfile, ck, ctx, is_component=True, acc=resources)
 
         # 3. configurations (nameReference specs) are collected for the back-reference fix
-        for i, cfg in enumerate(k.get("configurations") or []):
+        cfgs = k.get("configurations") or []
+        if not isinstance(cfgs, list):
+            raise _Fail(Problem("kustomize-build", f"configurations in {kfile} must be a list", self._loc(kfile, k, "configurations")))
+        for i, cfg in enumerate(cfgs):
             if isinstance(cfg, str):
                 cpath = self._join(d, cfg, kfile, k, "configurations", i)
                 docs, probs = self.cache.documents(cpath)
@@ -489,7 +492,7 @@ class Builder:
         def read(rel: str) -> bytes:
             p = join(d, rel)
             if self.cache.fs.escapes(p):
-                raise KustomizeError(f"{rel!r} is a symlink that leaves the repository root")
+                raise PathEscape(f"{rel!r} is a symlink that leaves the repository root")
             ctx.files.add(p)
             try:
                 return self.cache.read_bytes(p)

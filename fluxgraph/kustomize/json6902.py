@@ -37,6 +37,13 @@ __all__ = ["apply_json6902", "parse_ops"]
 
 _MISSING: Any = object()
 
+# Bounds on untrusted input (docs/security.md): ``copy`` doubles a subtree per operation and
+# ``add`` can nest one level per operation, so one patch application may copy at most
+# MAX_COPIED_NODES values and leave the object at most MAX_DEPTH levels deep; the patch text
+# itself is loaded with the same alias-expansion bound as every other YAML file.
+MAX_COPIED_NODES = 1_000_000
+MAX_DEPTH = 256
+
 
 class _Fail(Exception):
     pass
@@ -55,14 +62,22 @@ def _loader() -> YAML:
     return y
 
 
-def _plain(v: Any, depth: int = 0) -> Any:
-    """Coerce loader output to JSON-like data (str keys, no dates/bytes/sets)."""
+def _plain(v: Any, depth: int = 0, count: list[int] | None = None) -> Any:
+    """Coerce loader output to JSON-like data (str keys, no dates/bytes/sets).
+
+    ``count`` bounds the values produced: the loader shares aliased nodes, so a small text can
+    stand for an exponential tree ("billion laughs")."""
     if depth > 500:
         raise KustomizeError("JSON 6902 patch is nested too deeply")
+    if count is None:
+        count = [0]
+    count[0] += 1
+    if count[0] > MAX_COPIED_NODES:
+        raise KustomizeError(f"JSON 6902 patch expands to more than {MAX_COPIED_NODES} values (alias expansion)")
     if isinstance(v, dict):
-        return {(k if isinstance(k, str) else _key_text(k)): _plain(x, depth + 1) for k, x in v.items()}
+        return {(k if isinstance(k, str) else _key_text(k)): _plain(x, depth + 1, count) for k, x in v.items()}
     if isinstance(v, list):
-        return [_plain(x, depth + 1) for x in v]
+        return [_plain(x, depth + 1, count) for x in v]
     if v is None or isinstance(v, (str, bool, int, float)):
         return v
     if isinstance(v, (datetime.date, datetime.datetime)):
@@ -108,12 +123,52 @@ def parse_ops(ops: Any) -> list[Any]:
 # --------------------------------------------------------------------------------------
 
 
+class _Budget:
+    """Values copied (and their depth) by one patch application."""
+
+    def __init__(self, limit: float = MAX_COPIED_NODES) -> None:
+        self.left = limit
+
+    def copy(self, v: Any) -> Any:
+        """An iterative deep copy of JSON-like data, charged to the budget."""
+        if not isinstance(v, (dict, list)):
+            return v
+        root: Any = {} if isinstance(v, dict) else []
+        stack: list[tuple[Any, Any, int]] = [(v, root, 1)]
+        while stack:
+            src, dst, depth = stack.pop()
+            self.left -= len(src) + 1
+            if self.left < 0:
+                raise KustomizeError(f"JSON 6902 patch copies more than {MAX_COPIED_NODES} values")
+            if depth > MAX_DEPTH:
+                raise KustomizeError(f"JSON 6902 patch nests the object deeper than {MAX_DEPTH} levels")
+            items = src.items() if isinstance(src, dict) else enumerate(src)
+            for k, x in items:
+                if isinstance(x, (dict, list)):
+                    nx: Any = {} if isinstance(x, dict) else []
+                    stack.append((x, nx, depth + 1))
+                else:
+                    nx = x
+                if isinstance(dst, dict):
+                    dst[k] = nx
+                else:
+                    dst.append(nx)
+        return root
+
+
 def _copy(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _copy(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_copy(x) for x in v]
-    return v
+    return _Budget(float("inf")).copy(v)
+
+
+def _too_deep(doc: Any) -> bool:
+    stack = [(doc, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = v.values() if isinstance(v, dict) else v
+        stack.extend((x, depth + 1) for x in children if isinstance(x, (dict, list)))
+    return False
 
 
 def _atoi(key: str) -> int:
@@ -253,7 +308,8 @@ def _str_field(op: dict[str, Any], name: str, kind: str) -> str:
     return v
 
 
-def _apply_one(doc: Any, op: dict[str, Any]) -> Any:
+def _apply_one(doc: Any, op: dict[str, Any], budget: _Budget | None = None) -> Any:
+    copy = (budget or _Budget()).copy  # every copy of one application is charged to its budget
     kind = op.get("op")
     if not isinstance(kind, str):
         kind = "unknown"
@@ -262,7 +318,7 @@ def _apply_one(doc: Any, op: dict[str, Any]) -> Any:
         found = _find(doc, path)
         if found is None:
             raise _Fail(f'add operation does not apply: doc is missing path: "{path}": missing value')
-        _add(found[0], found[1], _copy(op.get("value")))
+        _add(found[0], found[1], copy(op.get("value")))
         return doc
     if kind == "remove":
         path = _str_field(op, "path", kind)
@@ -273,7 +329,7 @@ def _apply_one(doc: Any, op: dict[str, Any]) -> Any:
         return doc
     if kind == "replace":
         path = _str_field(op, "path", kind)
-        val = _copy(op.get("value"))
+        val = copy(op.get("value"))
         if path == "":
             # json-patch wraps a nil error for a value that is neither object nor array,
             # so such a replace silently does nothing
@@ -296,7 +352,7 @@ def _apply_one(doc: Any, op: dict[str, Any]) -> Any:
         if kind == "move":
             _remove(con, key)
         else:
-            val = None if val is _MISSING else _copy(val)
+            val = None if val is _MISSING else copy(val)
         if val is _MISSING:
             val = None
         path = _str_field(op, "path", kind)
@@ -346,6 +402,7 @@ def apply_json6902(target: dict[str, Any], ops: Any, *, internal_annotations: bo
     if not isinstance(target, dict):
         raise KustomizeError(f"JSON 6902 patch target must be a mapping, not {type(target).__name__}")
     op_list = parse_ops(ops)
+    budget = _Budget()
     doc: Any = _copy(target)
     md = doc.get("metadata")
     added_annotations = internal_annotations and isinstance(md, dict) and "annotations" not in md
@@ -357,7 +414,7 @@ def apply_json6902(target: dict[str, Any], ops: Any, *, internal_annotations: bo
                 f"JSON 6902 op #{i}: an operation must be a mapping, not {type(op).__name__}"
             )
         try:
-            doc = _apply_one(doc, op)
+            doc = _apply_one(doc, op, budget)
         except _Fail as e:
             kind = op.get("op")
             path = op.get("path")
@@ -369,6 +426,8 @@ def apply_json6902(target: dict[str, Any], ops: Any, *, internal_annotations: bo
             raise KustomizeError(f"JSON 6902 op #{i}: value nested too deeply") from None
     if not isinstance(doc, dict):
         raise KustomizeError("JSON 6902 patch replaced the object with a non-object")
+    if op_list and _too_deep(doc):  # `add` can nest one level per operation without copying
+        raise KustomizeError(f"JSON 6902 patch nests the object deeper than {MAX_DEPTH} levels")
     if internal_annotations:
         md = doc.get("metadata")
         if isinstance(md, dict):

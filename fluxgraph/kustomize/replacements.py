@@ -11,6 +11,51 @@ from fluxgraph.kustomize import selector
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.model import as_dict
 
+# Bounds on untrusted input (docs/security.md): a replacement copies its source value into
+# every target, and a later replacement may copy that again, so values are copied (never
+# shared) and the copies of one ``apply_replacements`` call, and the depth of field paths,
+# are capped. kustomize shares the nodes and runs out of memory instead.
+MAX_COPIED_NODES = 1_000_000
+MAX_FIELD_PATH_DEPTH = 256
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_COPIED_NODES
+
+    def copy(self, v: Any) -> Any:
+        """A deep copy of ``v`` (iterative), charged to the budget."""
+        if not isinstance(v, (dict, list)):
+            return v
+        root: Any = {} if isinstance(v, dict) else []
+        stack: list[tuple[Any, Any]] = [(v, root)]
+        while stack:
+            src, dst = stack.pop()
+            self.left -= len(src)
+            if self.left < 0:
+                raise KustomizeError(f"replacements copy more than {MAX_COPIED_NODES} values")
+            items = src.items() if isinstance(src, dict) else enumerate(src)
+            for k, x in items:
+                if isinstance(x, (dict, list)):
+                    nx: Any = {} if isinstance(x, dict) else []
+                    stack.append((x, nx))
+                else:
+                    nx = x
+                if isinstance(dst, dict):
+                    dst[k] = nx
+                else:
+                    dst.append(nx)
+        return root
+
+
+def _list(v: Any, what: str) -> list[Any]:
+    """A list field of a replacement (kustomize cannot decode anything else)."""
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise KustomizeError(f"{what} must be a list, not {type(v).__name__}")
+    return v
+
 
 def parse_field_path(path: str) -> list[str]:
     parts: list[str] = []
@@ -27,7 +72,10 @@ def parse_field_path(path: str) -> list[str]:
         else:
             cur += ch
     parts.append(cur)
-    return [p for p in parts if p != ""]
+    out = [p for p in parts if p != ""]
+    if len(out) > MAX_FIELD_PATH_DEPTH:
+        raise KustomizeError(f"field path {path[:60]!r}... has more than {MAX_FIELD_PATH_DEPTH} parts")
+    return out
 
 
 def _matches_item(item: Any, seg: str) -> bool:
@@ -60,8 +108,9 @@ def _get(node: Any, parts: list[str]) -> list[Any]:
     return nodes
 
 
-def _set(node: Any, parts: list[str], value: Any, options: dict[str, Any]) -> int:
-    """Set every match of parts under node; returns how many were set."""
+def _set(node: Any, parts: list[str], value: Any, options: dict[str, Any], budget: _Budget | None = None) -> int:
+    """Set every match of parts under node (a copy of value each time); returns how many were set."""
+    budget = budget or _Budget()
     if not parts:
         return 0
     seg, rest = parts[0], parts[1:]
@@ -90,12 +139,12 @@ def _set(node: Any, parts: list[str], value: Any, options: dict[str, Any]) -> in
         children = [(node, int(seg))]
     for container, key in children:
         if not rest:
-            container[key] = _with_delimiter(container[key], value, options)
+            container[key] = _with_delimiter(container[key], budget.copy(value), options)
             count += 1
         else:
             if container[key] is None and create:
                 container[key] = [] if rest[0].startswith("[") else {}
-            count += _set(container[key], rest, value, options)
+            count += _set(container[key], rest, value, options, budget)
     return count
 
 
@@ -140,6 +189,7 @@ def _select(resources: list[dict[str, Any]], sel: dict[str, Any], prev_ids: Prev
 def apply_replacements(resources: list[dict[str, Any]], replacements: list[Any], prev_ids: PrevIds | None = None) -> None:
     """Apply in place (the caller owns ``resources``). ``prev_ids``, parallel to ``resources``,
     lists each one's previous (kind, namespace, name) ids."""
+    budget = _Budget()
     for i, rep in enumerate(replacements):
         if not isinstance(rep, dict) or not isinstance(rep.get("source"), dict):
             raise KustomizeError(f"replacement {i} has no source")
@@ -158,17 +208,17 @@ def apply_replacements(resources: list[dict[str, Any]], replacements: list[Any],
             idx = sopts.get("index", 0)
             if isinstance(idx, int) and 0 <= idx < len(pieces):
                 value = pieces[idx]
-        for t in rep.get("targets") or []:
+        for t in _list(rep.get("targets"), f"replacement {i}: targets"):
             if not isinstance(t, dict) or not isinstance(t.get("select"), dict):
                 raise KustomizeError(f"replacement {i}: target without select")
             chosen = _select(resources, t["select"], prev_ids)
-            for rej in t.get("reject") or []:
+            for rej in _list(t.get("reject"), f"replacement {i}: reject"):
                 if isinstance(rej, dict):
                     rejected = {id(r) for r in _select(resources, rej, prev_ids)}
                     chosen = [r for r in chosen if id(r) not in rejected]
             topts = as_dict(t.get("options"))
             for r in chosen:
-                for path in t.get("fieldPaths") or ["metadata.name"]:
-                    n = _set(r, parse_field_path(str(path)), value, topts)
+                for path in _list(t.get("fieldPaths"), f"replacement {i}: fieldPaths") or ["metadata.name"]:
+                    n = _set(r, parse_field_path(str(path)), value, topts, budget)
                     if n == 0 and not topts.get("create"):
                         raise KustomizeError(f"replacement {i}: unable to find field {path} in {r.get('kind')}/{(r.get('metadata') or {}).get('name')}")
