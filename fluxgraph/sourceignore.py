@@ -13,6 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, Protocol
+
+from fluxgraph.kustomize.errors import KustomizeError
+from fluxgraph.kustomize.selector import linear_regex
 
 EXCLUDE_VCS = ".git/,.gitignore,.gitmodules,.gitattributes"
 EXCLUDE_EXT = "*.jpg,*.jpeg,*.gif,*.png,*.wmv,*.flv,*.tar.gz,*.zip"
@@ -23,8 +27,25 @@ EXCLUDE_CI = (
 EXCLUDE_EXTRA = "**/.goreleaser.yml,**/.sops.yaml,**/.flux.yaml"
 
 
+class _Matcher(Protocol):
+    def fullmatch(self, text: str) -> Any: ...
+
+
 @lru_cache(maxsize=2048)
-def _glob_to_re(glob: str) -> re.Pattern[str]:
+def _glob_to_re(glob: str) -> _Matcher:
+    """A matcher for one gitignore glob. Python's backtracking ``re`` is exponential on
+    globs like ``*a*a*a*b`` (a .sourceignore in a pull request is untrusted input), so globs
+    with more than one wildcard run on kustomize.selector's linear-time matcher."""
+    rx = _glob_regex(glob)
+    if glob.count("*") > 1:
+        try:
+            return linear_regex(rx)
+        except KustomizeError:
+            pass
+    return re.compile(rx)
+
+
+def _glob_regex(glob: str) -> str:
     out = []
     i = 0
     while i < len(glob):
@@ -53,7 +74,7 @@ def _glob_to_re(glob: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"\Z")
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -88,8 +109,8 @@ class Pattern:
             return False
         rel = path[len(self.domain) :]
         if not self.anchored:
-            return bool(_glob_to_re(self.parts[0]).match(rel[-1]))
-        return bool(_glob_to_re("/".join(self.parts)).match("/".join(rel)))
+            return bool(_glob_to_re(self.parts[0]).fullmatch(rel[-1]))
+        return bool(_glob_to_re("/".join(self.parts)).fullmatch("/".join(rel)))
 
     def match(self, path: tuple[str, ...], is_dir: bool) -> bool:
         if len(path) <= len(self.domain) or path[: len(self.domain)] != self.domain:
@@ -100,7 +121,7 @@ class Pattern:
             pat = _glob_to_re(self.parts[0])
             for i, comp in enumerate(rel):
                 last = i == len(rel) - 1
-                if pat.match(comp):
+                if pat.fullmatch(comp):
                     if last and self.dir_only and not is_dir:
                         continue
                     return True
@@ -108,7 +129,7 @@ class Pattern:
         rx = _glob_to_re("/".join(self.parts))
         for i in range(len(rel), 0, -1):
             sub = "/".join(rel[:i])
-            if rx.match(sub):
+            if rx.fullmatch(sub):
                 if i == len(rel) and self.dir_only and not is_dir:
                     continue
                 return True

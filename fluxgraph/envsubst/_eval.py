@@ -194,9 +194,21 @@ def render(text: str, variables: Mapping[str, Value], *, strict: bool) -> Render
         return Rendered(None, error=EnvsubstSyntaxError("expression nested too deeply", 0))
 
 
+MAX_RENDERED_CHARS = 4 * 1024 * 1024
+
+
 def _render_template(template: Template, variables: Mapping[str, Value], strict: bool) -> Rendered:
     c = _Collector(variables, strict)
-    pieces: list[Value] = [p.value if isinstance(p, Text) else c.ref(p) for p in template.parts]
+    pieces: list[Value] = []
+    size = 0
+    for p in template.parts:
+        piece = p.value if isinstance(p, Text) else c.ref(p)
+        pieces.append(piece)
+        if isinstance(piece, str):
+            size += len(piece)
+            if size > MAX_RENDERED_CHARS:  # 100,000 references to a 1 MB value would be 100 GB
+                err = EnvsubstSyntaxError(f"substituted text exceeds {MAX_RENDERED_CHARS} characters", p.start if isinstance(p, VarRef) else 0)
+                return Rendered(None, tuple(c.used), tuple(c.unset), tuple(c.defaulted), err)
     out: str | None
     if c.error is not None or any(p is UNKNOWN for p in pieces):
         out = None
