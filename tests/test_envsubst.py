@@ -646,3 +646,23 @@ def test_non_strict_never_fails_on_unset(text: str, variables: dict[str, str]) -
         pytest.fail("non-strict mode reported an unset variable")
     except (EnvsubstSyntaxError, EnvsubstRuntimeError):
         pass
+
+
+def test_fast_path_gives_the_grammars_template():
+    """The regex front door for plain ${NAME}/$$ texts must equal the lark grammar's result."""
+    import random
+
+    from fluxgraph.envsubst._front import fast_parse
+    from fluxgraph.envsubst._parser import parse_uncached as full
+
+    rnd = random.Random(7)
+    alphabet = ["$", "$", "{", "}", "A", "b", "_", "1", " ", "x", "$$", "${A}", "${B_1}", "$${A}", "\n"]
+    checked = 0
+    for _ in range(20000):
+        s = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12)))
+        fast = fast_parse(s)
+        if fast is None:
+            continue
+        checked += 1
+        assert fast == full(s), s
+    assert checked > 10000

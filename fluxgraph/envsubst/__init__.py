@@ -91,6 +91,7 @@ from collections.abc import Mapping
 from typing import Any, Final, overload
 
 from ._eval import Rendered, execute, render, substitute
+from ._front import parse, parse_uncached
 from ._model import (
     DEFAULT_OPS,
     UNKNOWN,
@@ -104,7 +105,6 @@ from ._model import (
     UnsetVariableError,
     VarRef,
 )
-from ._parser import parse, parse_uncached
 
 __all__ = [
     "DEFAULT_OPS",

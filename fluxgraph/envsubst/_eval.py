@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ._front import parse
 from ._funcs import GoPanic, lookup_func, normalize_bytes, to_default
 from ._model import (
     UNKNOWN,
@@ -17,7 +18,6 @@ from ._model import (
     UnsetVariableError,
     VarRef,
 )
-from ._parser import parse
 
 __all__ = ["Rendered", "render", "substitute", "execute"]
 
