@@ -35,7 +35,20 @@ def test_format_golden(fmt, repo):
     check_golden(f"formats/{repo}.{fmt}.{ext}", res.output)
 
 
-@pytest.mark.parametrize("path", [HOMELAB, BAD, GOOD])
+BAD_FIXTURES = sorted(p.parent.name for p in FIXTURES.glob("*/bad") if p.is_dir())
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "junit"])
+@pytest.mark.parametrize("rule", BAD_FIXTURES)
+def test_bad_fixture_format_golden(fmt, rule):
+    """Every bad fixture in the human and CI formats (JSON findings are in tests/golden/rules)."""
+    res = run("check", FIXTURES / rule / "bad", "--format", fmt)
+    assert res.exit_code in (0, 1), res.output
+    ext = {"text": "txt", "github": "txt", "junit": "xml"}[fmt]
+    check_golden(f"formats/bad/{rule}.{fmt}.{ext}", res.output)
+
+
+@pytest.mark.parametrize("path", [HOMELAB, GOOD, *(FIXTURES / r / "bad" for r in BAD_FIXTURES)])
 def test_sarif_validates_against_the_schema(path):
     res = run("check", path, "--format", "sarif")
     doc = json.loads(res.output)
