@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -235,9 +236,16 @@ def is_grafana_dashboard(obj: AppliedObject, path: Path, text: str) -> bool:
     labels = as_dict(as_dict(data.get("metadata")).get("labels"))
     if obj.ref.kind == "ConfigMap" and any(str(k).startswith("grafana_dashboard") for k in labels):
         return True
-    if '"panels"' in text and ('"datasource"' in text or '"templating"' in text or '"__inputs"' in text):
+    if _dashboard_json(text):
         return True
     return obj.ref.kind == "HelmRelease" and "dashboards" in path
+
+
+@lru_cache(maxsize=1024)
+def _dashboard_json(text: str) -> bool:
+    """Grafana dashboard JSON markers; cached per string, which every ``${...}`` token of a
+    large text asks about again (a str caches its hash, so a hit is O(1))."""
+    return '"panels"' in text and ('"datasource"' in text or '"templating"' in text or '"__inputs"' in text)
 
 
 def foreign_reason(obj: AppliedObject, path: Path, text: str, name: str) -> str | None:
