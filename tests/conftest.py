@@ -29,3 +29,32 @@ def fixture_options(repo: Path) -> dict:
     fluxgraph's discovery never read it as a manifest)."""
     f = repo / "fixture.json"
     return json.loads(f.read_text()).get("options", {}) if f.exists() else {}
+
+
+def gotk_sync(cluster: str, repo: str = "fleet") -> str:
+    """``flux-system/gotk-sync.yaml`` of a bootstrapped cluster ``clusters/<cluster>``: the
+    GitRepository and the root Kustomization (shared by the tests that build repos)."""
+    return f"""apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1m
+  ref:
+    branch: main
+  url: ssh://git@github.com/example/{repo}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ./clusters/{cluster}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+"""

@@ -11,33 +11,9 @@ import pytest
 from fluxgraph.checks.wait_timeout_too_short import helmrelease_need
 from fluxgraph.engine import analyze
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, gotk_sync
 
-GOTK_SYNC = """\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 1m
-  ref:
-    branch: main
-  url: ssh://git@github.com/example/demo
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m
-  path: ./clusters/demo
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
+GOTK_SYNC = gotk_sync("demo", "demo")
 
 HELMREPO = """\
 apiVersion: source.toolkit.fluxcd.io/v1

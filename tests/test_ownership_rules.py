@@ -9,7 +9,7 @@ import pytest
 
 from fluxgraph.engine import analyze
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, gotk_sync
 
 OWNERSHIP_RULES = (
     "prunable-shared-namespace",
@@ -22,31 +22,7 @@ OWNERSHIP_RULES = (
     "missing-path",
 )
 
-GOTK_SYNC = """\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 1m0s
-  ref:
-    branch: main
-  url: ssh://git@github.com/example/fleet
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m0s
-  path: ./clusters/test
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
+GOTK_SYNC = gotk_sync("test", "fleet")
 
 GOTK_COMPONENTS = """\
 apiVersion: v1

@@ -10,6 +10,8 @@ import pytest
 from fluxgraph.engine import analyze
 from fluxgraph.findings import Severity
 
+from .conftest import gotk_sync
+
 SUBST_RULES = {
     "unescaped-shell-variable",
     "undefined-substitution-variable",
@@ -23,31 +25,7 @@ SUBST_RULES = {
     "invalid-variable-name",
 }
 
-GOTK_SYNC = """\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 1m
-  ref:
-    branch: main
-  url: ssh://git@github.com/example/lab
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m
-  path: ./clusters/lab
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
+GOTK_SYNC = gotk_sync("lab", "lab")
 
 
 def ks(name: str, path: str, extra: str = "") -> str:

@@ -19,31 +19,9 @@ from fluxgraph import cli
 from fluxgraph.api import Repository, load
 from fluxgraph.model import Problem
 
-GOTK_SYNC = """\
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 1m0s
-  ref:
-    branch: main
-  url: ssh://git@github.com/example/fleet
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: flux-system
-  namespace: flux-system
-spec:
-  interval: 10m0s
-  path: ./clusters/prod
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
+from ..conftest import gotk_sync
+
+GOTK_SYNC = gotk_sync("prod", "fleet")
 FLUX_SYSTEM_KUSTOMIZATION = """\
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
