@@ -33,11 +33,28 @@ case "$step" in
     ;;
   graph)
     base="${FG_BASE:?FG_BASE (the pull request base commit) is required}"
-    if ! fluxgraph diff --base "$base" "$path" --format markdown > "$out_dir/diff.md"; then
-      rc=$?
-      [ "$rc" -ge 2 ] && { echo "fluxgraph diff failed (exit $rc)" >&2; exit 0; }
+    fluxgraph diff --base "$base" "$path" --format markdown > "$out_dir/diff.md"
+    rc=$?
+    if [ "$rc" -ge 2 ]; then
+      echo "fluxgraph diff failed (exit $rc)" >&2
+      exit 0
     fi
-    cat "$out_dir/diff.md" >> "$GITHUB_STEP_SUMMARY"
+    fluxgraph diff --base "$base" "$path" --format mermaid > "$out_dir/diff.mmd"
+    {
+      cat "$out_dir/diff.md"
+      echo
+      echo "#### Changed Kustomizations"
+      echo
+      echo '```mermaid'
+      cat "$out_dir/diff.mmd"
+      echo '```'
+    } > "$out_dir/comment.md"
+    cat "$out_dir/comment.md" >> "$GITHUB_STEP_SUMMARY"
+    echo "comment=$out_dir/comment.md" >> "$GITHUB_OUTPUT"
+    # post it on the pull request when a number and a token are given (needs pull-requests: write)
+    if [ -n "${PR_NUMBER:-}" ] && [ -n "${GH_TOKEN:-}" ] && command -v gh >/dev/null 2>&1; then
+      gh pr comment "$PR_NUMBER" --body-file "$out_dir/comment.md" || echo "could not comment on the pull request" >&2
+    fi
     ;;
   *)
     echo "unknown step: $step" >&2

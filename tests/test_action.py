@@ -38,3 +38,30 @@ def test_check_step(tmp_path, fixture, code):
     assert "### fluxgraph check" in summary.read_text()
     if code == "1":
         assert "::error file=apps/kustomization.yaml,line=5" in proc.stdout
+
+
+@pytest.mark.skipif(
+    shutil.which("fluxgraph") is None or shutil.which("bash") is None or shutil.which("git") is None,
+    reason="needs the installed CLI, bash and git",
+)
+def test_graph_step_writes_the_diff_and_mermaid(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "repos" / "homelab", repo)
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    (repo / "platform" / "blocky" / "service.yaml").unlink()
+    k = repo / "platform" / "blocky" / "kustomization.yaml"
+    k.write_text(k.read_text().replace("  - service.yaml\n", "").replace("  - ./service.yaml\n", ""))
+    out, summary = tmp_path / "out", tmp_path / "summary"
+    env = dict(os.environ, RUNNER_TEMP=str(tmp_path), GITHUB_OUTPUT=str(out), GITHUB_STEP_SUMMARY=str(summary))
+    env.update(FG_PATH=str(repo), FG_BASE=base)
+    env.pop("GH_TOKEN", None)
+    proc = subprocess.run(["bash", str(SCRIPT), "graph"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    text = summary.read_text()
+    assert "```mermaid" in text and "flowchart" in text
+    assert "blocky" in text
+    assert "comment=" in out.read_text()
