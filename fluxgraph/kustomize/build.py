@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,25 +206,31 @@ class Builder:
         """Flux's scan: every .yaml/.yml below d (lexical walk order); subdirs with their own
         kustomization file are one unit. Each file must decode as Kubernetes objects."""
         out: list[str] = []
-
-        def walk(cur: str) -> None:
-            for name in self.cache.fs.listdir(cur):
-                child = f"{cur}/{name}" if cur else name
-                if self.cache.is_dir(child):
-                    if find_kustomization_file(self.cache, child) is not None:
-                        out.append(posixpath.relpath(child, d or "."))
-                    else:
-                        walk(child)
-                elif self.cache.is_file(child) and name.endswith((".yaml", ".yml")):
-                    out.append(posixpath.relpath(child, d or "."))
-                elif self.cache.visible(child, False) and self.cache.fs.escapes(child):
-                    ctx.problems.append(
-                        Problem("path-escape", f"{child} is a symlink that leaves the repository root; not read", Location(child))
-                    )
-
         if not self.cache.is_dir(d):
             raise _Fail(Problem("missing-path", f"directory {d or '.'} does not exist", Location(d or ".")))
-        walk(d)
+        # lexical pre-order with an explicit stack of listings, as Go's filepath.Walk; like
+        # Walk (which lstats), a symlinked directory is not descended into
+        stack: list[tuple[str, Iterator[str]]] = [(d, iter(self.cache.fs.listdir(d)))]
+        while stack:
+            cur, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                continue
+            child = f"{cur}/{name}" if cur else name
+            if self.cache.fs.is_symlink(child) and self.cache.fs.is_dir(child):
+                continue
+            if self.cache.is_dir(child):
+                if find_kustomization_file(self.cache, child) is not None:
+                    out.append(posixpath.relpath(child, d or "."))
+                else:
+                    stack.append((child, iter(self.cache.fs.listdir(child))))
+            elif self.cache.is_file(child) and name.endswith((".yaml", ".yml")):
+                out.append(posixpath.relpath(child, d or "."))
+            elif self.cache.visible(child, False) and self.cache.fs.escapes(child):
+                ctx.problems.append(
+                    Problem("path-escape", f"{child} is a symlink that leaves the repository root; not read", Location(child))
+                )
         return out
 
     # -- the build itself -------------------------------------------------------------

@@ -50,12 +50,6 @@ def test_generator_file_symlink_is_a_path_escape(tmp_path):
     assert f["file"] == "apps/kustomization.yaml"
 
 
-@pytest.mark.skip(
-    reason="needs fix in kustomize/build.py: Builder._generated_resources.walk descends into symlinked "
-    "directories, but Flux's generator walks with filepath.Walk (fluxcd/pkg kustomize_generator.go), which "
-    "does not follow them; it is also recursive (bounded today only by repofs.MAX_PATH_DEPTH). Fix: skip "
-    "`self.cache.fs.is_symlink(child) and self.cache.is_dir(child)` entries, walk with an explicit stack"
-)
 def test_generated_kustomization_does_not_follow_directory_symlinks(tmp_path):
     repo = make_repo(tmp_path / "repo", {"shared/extra.yaml": configmap("extra")})
     os.symlink("../shared", repo / "apps/linked")
