@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux, substitution
-from fluxgraph.flux import FluxHelmRelease, FluxKustomization, NamedRef, SourceRef, SubstituteFrom
+from fluxgraph.flux import FluxHelmRelease, FluxKustomization, SubstituteFrom
 from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file
 from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource
 from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list
@@ -663,14 +663,6 @@ def _apply_common_metadata(data: dict[str, Any], common: dict[str, Any]) -> None
         if isinstance(extra, dict) and extra:
             cur = as_dict(md.get(sect))
             md[sect] = {**cur, **{str(k): substitution_value(v) for k, v in extra.items()}}
-
-
-def dependency_id(dep: NamedRef) -> str:
-    return f"{dep.namespace}/{dep.name}"
-
-
-def source_from_ref(ref: SourceRef) -> str:
-    return ref.id
 
 
 __all__ = [
