@@ -13,7 +13,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ._model import EnvsubstSyntaxError, Kind, Part, Template, Text, VarRef
 
-__all__ = ["parse", "parse_uncached"]
+__all__ = ["parse_uncached"]
 
 # Flux's messages (fluxcd/pkg envsubst/parse/parse.go).
 ERR_BAD_SUBSTITUTION: Final = "bad substitution"
@@ -179,22 +179,3 @@ def parse_uncached(text: str) -> Template:
         _SOURCE.reset(token)
     assert isinstance(result, Template)
     return result
-
-
-@lru_cache(maxsize=8192)
-def _parse_cached(text: str) -> Template | EnvsubstSyntaxError:
-    try:
-        return parse_uncached(text)
-    except EnvsubstSyntaxError as e:
-        return e
-
-
-def parse(text: str) -> Template:
-    """Parse ``text`` like Flux's ``envsubst.Parse``; raises :class:`EnvsubstSyntaxError`.
-
-    Results (and errors) are cached by text.
-    """
-    r = _parse_cached(text)
-    if isinstance(r, EnvsubstSyntaxError):
-        raise EnvsubstSyntaxError(r.message, r.offset, r.expr_start)
-    return r
