@@ -18,6 +18,7 @@ from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel
 from fluxgraph.sourceignore import Matcher, default_patterns, read_patterns
+from fluxgraph.yamlio import LoadResult
 
 LATEST_FLUX = "2.9"
 
@@ -104,11 +105,13 @@ def load(
     flux_version: str | None = None,
     strict: bool | None = None,
     extra_vars: dict[str, str] | None = None,
+    document_memo: dict[tuple[str, bytes], LoadResult] | None = None,
 ) -> Repository:
     """Build the reconcile model of every cluster in the repository at ``path``.
 
     ``cluster`` is the repo-relative directory of a cluster's root Kustomization; ``env`` is
-    shorthand for ``clusters/<env>``. Raises FluxgraphError when nothing can be analysed.
+    shorthand for ``clusters/<env>``. ``document_memo`` shares parsed files between loads
+    (keyed by path and content). Raises FluxgraphError when nothing can be analysed.
     """
     root_path = Path(path)
     if not root_path.exists():
@@ -116,7 +119,7 @@ def load(
     if not root_path.is_dir():
         raise FluxgraphError(f"{path}: not a directory")
     fs = RepoFS(root_path)
-    cache = FileCache(fs, _ignore_matcher(fs))
+    cache = FileCache(fs, _ignore_matcher(fs), document_memo)
     builder = Builder(cache)
     is_strict = strict if strict is not None else flux_is_strict(flux_version)
     problems: list[Problem] = []

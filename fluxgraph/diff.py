@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -881,44 +880,6 @@ def _may_hold_a_cluster(base_root: Path, rel: str) -> bool:
     return any(n in data for n in _DISCOVERY_NEEDLES)
 
 
-_SHARING = False
-
-
-@contextmanager
-def shared_documents() -> Iterator[None]:
-    """Parse each file content once across the loads of one diff.
-
-    ``api.load`` makes a new ``FileCache`` per call, so the base revision would parse again
-    every file that did not change. Parsed documents are never modified (the builder copies
-    what it transforms: ``kustomize/build.py`` ``_read_resource_file``), so two caches can
-    share them: for the duration of the block, ``FileCache.documents`` parses through a memo
-    keyed by (path, bytes). A stand-in for a document-cache argument of ``api.load``."""
-    from fluxgraph.kustomize import build
-    from fluxgraph.yamlio import LoadResult
-
-    global _SHARING
-    if _SHARING:
-        yield
-        return
-    original = build.load_documents
-    memo: dict[tuple[str, bytes], LoadResult] = {}
-
-    def cached(file: str, data: bytes) -> LoadResult:
-        key = (file, bytes(data))
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = original(file, data)
-        return hit
-
-    build.load_documents = cached
-    _SHARING = True
-    try:
-        yield
-    finally:
-        build.load_documents = original
-        _SHARING = False
-
-
 @dataclass
 class Loaded:
     repo: Repository
@@ -1021,10 +982,9 @@ def diff_revisions(
         else:
             head_root, head_commit, head_label = Path(path), None, "working tree"
         changed = gitrev.changed_paths(path, base_exp.commit, head_rev)
-        with shared_documents():
-            base_l, head_l = load_pair(
-                base_exp.root, head_root, load_kwargs=load_kwargs, checks=checks, changed=changed
-            )
+        # both revisions parse each unchanged file once (documents are never modified)
+        load_kwargs.setdefault("document_memo", {})
+        base_l, head_l = load_pair(base_exp.root, head_root, load_kwargs=load_kwargs, checks=checks, changed=changed)
         report = diff_repositories(
             base_l.repo,
             head_l.repo,

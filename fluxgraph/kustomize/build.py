@@ -37,7 +37,7 @@ from fluxgraph.kustomize.resource import KUSTOMIZE_CLUSTER_SCOPED_KINDS, Origin,
 from fluxgraph.model import Location, Problem, as_dict, as_list, as_str
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
 from fluxgraph.sourceignore import Matcher
-from fluxgraph.yamlio import Document, load_documents, load_text
+from fluxgraph.yamlio import Document, LoadResult, load_documents, load_text
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _REMOTE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)", re.I)
@@ -67,10 +67,13 @@ class _Fail(Exception):
 class FileCache:
     """Parsed YAML per file, shared by every build of a repository."""
 
-    def __init__(self, fs: RepoFS, ignore: Matcher | None = None):
+    def __init__(self, fs: RepoFS, ignore: Matcher | None = None, memo: dict[tuple[str, bytes], LoadResult] | None = None):
         self.fs = fs
         self.ignore = ignore
         self._docs: dict[str, tuple[list[Document], list[Problem]]] = {}
+        # parsed files shared between caches keyed by (path, content): diff loads two
+        # revisions and most files are the same in both (documents are never modified)
+        self._memo = memo
 
     def visible(self, rel: str, is_dir: bool) -> bool:
         return self.ignore is None or not self.ignore.ignored(rel, is_dir)
@@ -101,7 +104,12 @@ class FileCache:
         except OSError as e:
             problems.append(Problem("missing-file", f"cannot read {rel}: {e.strerror or e}", Location(rel)))
         else:
-            res = load_documents(rel, data)
+            key = (rel, data)
+            res = self._memo.get(key) if self._memo is not None else None
+            if res is None:
+                res = load_documents(rel, data)
+                if self._memo is not None:
+                    self._memo[key] = res
             docs = res.documents
             for err in res.errors:
                 problems.append(Problem(err.code, err.message, Location(rel, err.line, err.column)))
