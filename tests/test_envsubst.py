@@ -649,7 +649,7 @@ def test_non_strict_never_fails_on_unset(text: str, variables: dict[str, str]) -
 
 
 def test_fast_path_gives_the_grammars_template():
-    """The regex front door for plain ${NAME}/$$ texts must equal the lark grammar's result."""
+    """The regex front door (plain ${NAME}, literal defaults, $$) must equal the lark grammar's result."""
     import random
 
     from fluxgraph.envsubst._front import fast_parse
@@ -657,12 +657,29 @@ def test_fast_path_gives_the_grammars_template():
 
     rnd = random.Random(7)
     alphabet = ["$", "$", "{", "}", "A", "b", "_", "1", " ", "x", "$$", "${A}", "${B_1}", "$${A}", "\n"]
-    checked = 0
-    for _ in range(20000):
-        s = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12)))
+    openers = ["${A:=", "${A:-", "${B=", "${A:?", "${A:+", "${A:", "${A-", "${A::-", "${é:-"]
+    inner = ["x", " ", "é", ":", "-", "=", "{", "$", "\n", "$$", "}", "${B}", "${C_2}", "${", "$${B}"]
+
+    def piece(letters: list[str], n: int) -> str:
+        return "".join(rnd.choice(letters) for _ in range(rnd.randint(0, n)))
+
+    checked = defaults = nested = 0
+    for i in range(40000):
+        if i % 2:
+            s = piece(alphabet, 12)
+        else:  # a default-style reference with random text around and inside it
+            s = piece(alphabet, 3) + rnd.choice(openers) + piece(inner, 4) + rnd.choice(["}", "}", ""]) + piece(alphabet, 3)
         fast = fast_parse(s)
         if fast is None:
             continue
         checked += 1
-        assert fast == full(s), s
+        ref = full(s)
+        assert fast == ref, s
+        # VarRef.default is left out of ==; the fast path must build it too
+        for a, b in zip(fast.refs(), ref.refs(), strict=True):
+            assert a.default == b.default, s
+            defaults += a.default is not None
+            nested += a.default is not None and any(isinstance(x, VarRef) for x in a.args)
     assert checked > 10000
+    assert defaults > 3000
+    assert nested > 1000
