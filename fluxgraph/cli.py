@@ -169,8 +169,6 @@ def graph(
         format_for_output,
         run_dot,
     )
-    from fluxgraph.render.graph_view import ViewOptions, build_view
-
     fmt = fmt or format_for_output(output) or "text"
     spec = GRAPH_FORMATS[fmt]
     if not spec.diagram and (focus is not None or depth is not None or group_by != "none" or helmreleases or substitution or sources != "other"):
@@ -193,6 +191,8 @@ def graph(
         text = json.dumps(to_json(repo.clusters), indent=2, sort_keys=False) + "\n" if fmt == "json" else to_text(repo.clusters)
         _emit(text, output)
         return
+    from fluxgraph.render.graph_view import ViewOptions, build_view
+
     options = ViewOptions(
         focus=focus, depth=depth, group_by=group_by, helmreleases=helmreleases, substitution=substitution, sources=sources, legend=legend
     )
@@ -296,7 +296,7 @@ def check(
     from fluxgraph.config import Config, find_config, load_config
     from fluxgraph.engine import analyze
     from fluxgraph.findings import Severity
-    from fluxgraph.render import FORMATS
+    from fluxgraph.render.formats import FORMATS
     from fluxgraph.suppress import read_baseline, write_baseline
 
     formats = list(fmts) or ["text"]

@@ -15,12 +15,13 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fluxgraph.export import to_json, to_text
 from fluxgraph.model import FluxgraphError
-from fluxgraph.render.graph_dot import render_dot
-from fluxgraph.render.graph_mermaid import render_mermaid
-from fluxgraph.render.graph_view import GraphView
+
+if TYPE_CHECKING:
+    from fluxgraph.render.graph_view import GraphView
 
 DOT_TIMEOUT = 120.0  # seconds; a 250-Kustomization graph lays out in about a second
 INSTALL_HINT = (
@@ -85,21 +86,37 @@ def _json(view: GraphView) -> str:
     return json.dumps(to_json(view.models), indent=2, sort_keys=False) + "\n"
 
 
+# the diagram renderers (and pydot) are imported when used: `graph` and `check` in text or
+# JSON never need them, and start-up time is part of every run
+
+
+def _dot(view: GraphView) -> str:
+    from fluxgraph.render.graph_dot import render_dot
+
+    return render_dot(view)
+
+
+def _mermaid(view: GraphView) -> str:
+    from fluxgraph.render.graph_mermaid import render_mermaid
+
+    return render_mermaid(view)
+
+
 def _svg(view: GraphView) -> bytes:
-    return run_dot(render_dot(view), "svg")
+    return run_dot(_dot(view), "svg")
 
 
 def _png(view: GraphView) -> bytes:
-    return run_dot(render_dot(view), "png")
+    return run_dot(_dot(view), "png")
 
 
 GRAPH_FORMATS: dict[str, GraphFormat] = {
     "text": GraphFormat("text", _text, (".txt",), diagram=False),
     "json": GraphFormat("json", _json, (".json",), diagram=False),
-    "dot": GraphFormat("dot", render_dot, (".dot", ".gv")),
+    "dot": GraphFormat("dot", _dot, (".dot", ".gv")),
     "svg": GraphFormat("svg", _svg, (".svg",), binary=True, graphviz=True),
     "png": GraphFormat("png", _png, (".png",), binary=True, graphviz=True),
-    "mermaid": GraphFormat("mermaid", render_mermaid, (".mmd", ".mermaid")),
+    "mermaid": GraphFormat("mermaid", _mermaid, (".mmd", ".mermaid")),
 }
 
 

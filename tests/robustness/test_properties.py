@@ -22,7 +22,7 @@ from fluxgraph.engine import run_checks
 from fluxgraph.export import to_json, to_text
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError
-from fluxgraph.render import FORMATS
+from fluxgraph.render.formats import FORMATS
 
 from .conftest import assert_located, configmap, flux_ks, make_repo
 
