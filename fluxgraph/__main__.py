@@ -1,3 +1,3 @@
-from fluxgraph.cli import main
+from fluxgraph.cli import entry
 
-main()
+entry()

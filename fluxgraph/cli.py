@@ -101,6 +101,47 @@ def main() -> None:
     """Static analyzer for Flux CD GitOps repositories."""
 
 
+def entry() -> None:
+    """The ``fluxgraph`` program (console script and ``python -m fluxgraph``): ``main`` run as a
+    one-shot process.
+
+    Two things about a one-shot process make it faster without changing what it computes:
+
+    * The cyclic garbage collector is tuned as mypy tunes it: the objects of the imported
+      modules are frozen (never scanned again) and a collection runs after 100,000 new
+      objects instead of 700. A run builds a few million objects and keeps almost all of them
+      to the end, so the default thresholds spent a fifth of the run rescanning live objects.
+      Cycles are still collected.
+    * After the output is flushed the process ends with ``os._exit``: tearing down the
+      model object by object cost up to 0.2 s on a 79-Kustomization repository, for nothing.
+      Files written with ``--output`` are closed before ``main`` returns.
+
+    Library callers and tests call ``main`` itself and get neither.
+    """
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 1000)
+    code: int
+    try:
+        main()
+        code = 0
+    except SystemExit as e:  # click's standalone mode always ends here
+        if e.code is None:
+            code = 0
+        elif isinstance(e.code, int):
+            code = e.code
+        else:  # sys.exit("message"): the message to stderr, status 1
+            sys.stderr.write(f"{e.code}\n")
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`fluxgraph graph | head`): nothing to add
+            pass
+    os._exit(code)
+
+
 GRAPH_FORMAT_NAMES = ["text", "json", "dot", "svg", "png", "mermaid"]
 
 
