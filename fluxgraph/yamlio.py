@@ -30,6 +30,7 @@ from typing import Any
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import Resolver
+from ruamel.yaml.tag import Tag
 
 try:  # the C parser; without it ruamel is about 6x slower
     from _ruamel_yaml import CParser
@@ -37,8 +38,16 @@ except ImportError:  # pragma: no cover - exercised only on broken installs
     CParser = None
 
 MAX_DEPTH = 256
-# first characters of plain scalars that may resolve to something other than a string
-_MAYBE_TYPED = frozenset("-+.0123456789~nNtTfF<=")
+
+# YAML 1.2 implicit resolution of plain scalars, exactly ruamel's Resolver table (first
+# character -> (tag, regexp) in order) but with one shared Tag per tag: ruamel builds a Tag per
+# resolved node and looks the table up through properties, a third of the parse on large repos
+_IMPLICIT: dict[str, tuple[tuple[Tag, Any], ...]] = {}
+_SHARED_TAGS: dict[str, Tag] = {}
+for _first, _rules in Resolver.yaml_implicit_resolvers.items():
+    assert _first is not None, "ruamel added a catch-all implicit resolver: _Loader.resolve must follow it"
+    _IMPLICIT[_first] = tuple((_SHARED_TAGS.setdefault(t, Tag(suffix=t)), rx) for t, rx in _rules)
+_STR_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:str")
 MAX_NODES_PER_DOCUMENT = 1_000_000
 
 
@@ -178,9 +187,14 @@ if CParser is not None:
             Resolver.__init__(self, loadumper=self)
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            # fast path: most plain scalars are words, which resolve to str in YAML 1.2
-            if kind is ScalarNode and implicit[0] and value and value[0] not in _MAYBE_TYPED:
-                return "tag:yaml.org,2002:str"
+            # BaseResolver.resolve for scalars (no path resolvers are registered): a plain
+            # scalar by the first matching implicit rule, anything else is a string
+            if kind is ScalarNode:
+                if implicit[0]:
+                    for tag, rx in _IMPLICIT.get(value[:1], ()):
+                        if rx.match(value):
+                            return tag
+                return _STR_TAG_OBJ
             return Resolver.resolve(self, kind, value, implicit)
 
 

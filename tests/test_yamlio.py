@@ -64,3 +64,24 @@ def test_empty_documents_are_skipped():
 def test_merge_keys():
     [d] = load_text("base: &b {x: 1, y: 2}\nc:\n  <<: *b\n  y: 3\n")
     assert d["c"] == {"x": 1, "y": 3}
+
+
+def test_implicit_resolution_is_ruamels_yaml_1_2_table():
+    """_Loader.resolve reimplements ruamel's Resolver.resolve for scalars (shared Tag objects,
+    no per-node table lookups through properties); it must agree on every kind of value."""
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.resolver import Resolver
+
+    from fluxgraph.yamlio import _Loader
+
+    reference = Resolver()
+    ours = _Loader(b"")
+    values = [
+        "", "~", "null", "Null", "NULL", "nul", "true", "True", "TRUE", "tRUE", "false", "yes", "no", "on", "off",
+        "0", "-1", "+12", "0x1F", "0o17", "017", "0b101", "1_000", "1.5", "-.5", ".inf", "-.Inf", ".nan", "1e3", "1.0e+3",
+        "2024-01-01", "2024-1-1 10:00:00", "12:30", "<<", "=", "name", "namespace", "timeout", "5m", "1.2.3", "v1",
+        "-", "+", ".", "0.", "1__2", "0xZZ", "é", "\u00a0", "nan", "inf", "True ", " true",
+    ]
+    for v in values:
+        for implicit in ((True, False), (False, True), (False, False)):
+            assert str(ours.resolve(ScalarNode, v, implicit)) == str(reference.resolve(ScalarNode, v, implicit)), (v, implicit)
