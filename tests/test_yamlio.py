@@ -85,3 +85,14 @@ def test_implicit_resolution_is_ruamels_yaml_1_2_table():
     for v in values:
         for implicit in ((True, False), (False, True), (False, False)):
             assert str(ours.resolve(ScalarNode, v, implicit)) == str(reference.resolve(ScalarNode, v, implicit)), (v, implicit)
+
+
+def test_aliases_build_separate_objects():
+    """kustomize.resource.copy_data (a deep copy without a memo) relies on this: no two places
+    of a document share one Python object, merge keys included."""
+    from fluxgraph.yamlio import load_text
+
+    d = load_text("a: &x {k: [1]}\nb: *x\nc: {<<: *x}\nl: [*x, *x]\n")[0]
+    objs = [d["a"], d["b"], d["l"][0], d["l"][1]]
+    assert len({id(o) for o in objs}) == 4
+    assert len({id(o["k"]) for o in objs} | {id(d["c"]["k"])}) == 5

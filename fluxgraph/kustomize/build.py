@@ -23,7 +23,6 @@ plugins are reported as not evaluated and the build is marked incomplete.
 
 from __future__ import annotations
 
-import copy
 import posixpath
 import re
 from collections.abc import Callable, Iterator
@@ -33,7 +32,7 @@ from typing import Any
 from fluxgraph.kustomize import generators, json6902, namereference, selector, smp
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.replacements import apply_replacements
-from fluxgraph.kustomize.resource import KUSTOMIZE_CLUSTER_SCOPED_KINDS, Origin, Resource
+from fluxgraph.kustomize.resource import KUSTOMIZE_CLUSTER_SCOPED_KINDS, Origin, Resource, copy_data
 from fluxgraph.model import Location, Problem, as_dict, as_list, as_str
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
 from fluxgraph.sourceignore import Matcher
@@ -456,7 +455,7 @@ class Builder:
             if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
                 for j, item in enumerate(data.get("items") or []):
                     if isinstance(item, dict):
-                        out.append(Resource(copy.deepcopy(item), Origin(p, doc.line, doc.index, ()), None))
+                        out.append(Resource(copy_data(item), Origin(p, doc.line, doc.index, ()), None))
                     else:
                         raise _Fail(Problem("not-kubernetes-object", f"items[{j}] of {p} is not an object", Location(p, doc.line)))
                 continue
@@ -471,7 +470,7 @@ class Builder:
                         )
                     )
             # documents are shared through the file cache; transformers mutate, so copy
-            out.append(Resource(copy.deepcopy(data), Origin(p, doc.line, doc.index, ()), doc))
+            out.append(Resource(copy_data(data), Origin(p, doc.line, doc.index, ()), doc))
         return out
 
     def _add(

@@ -49,6 +49,7 @@ from __future__ import annotations
 from typing import Any
 
 from fluxgraph.kustomize.errors import KustomizeError
+from fluxgraph.kustomize.resource import copy_data
 from fluxgraph.kustomize.selector import scalar_text
 
 __all__ = ["apply_smp", "merge_strategy", "smp_is_delete"]
@@ -239,14 +240,6 @@ def merge_strategy(
 
 # --------------------------------------------------------------------------------------
 # helpers on plain data
-
-
-def _copy(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _copy(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_copy(x) for x in v]
-    return v
 
 
 def _null(v: Any) -> bool:
@@ -634,9 +627,9 @@ def apply_smp(
         raise KustomizeError(f"strategic merge patch target must be a mapping, not {type(target).__name__}")
     if not isinstance(patch, dict):
         raise KustomizeError(f"strategic merge patch must be a mapping, not {type(patch).__name__}")
-    t = _copy(target)
+    t = copy_data(target)
     try:
-        res = _walk(t, _copy(patch), None)
+        res = _walk(t, copy_data(patch), None)
     except RecursionError:
         raise KustomizeError("strategic merge patch: document nested too deeply") from None
     if not isinstance(res, dict):
