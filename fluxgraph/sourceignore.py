@@ -155,13 +155,54 @@ def read_patterns(text: str, domain: tuple[str, ...] = ()) -> list[Pattern]:
     return out
 
 
+@dataclass(frozen=True)
+class _Group:
+    """Consecutive patterns with the same domain, negation, directory-only flag and anchoring,
+    as one matcher: ``rx`` full-matches the last path component (unanchored) or the path below
+    the domain (anchored)."""
+
+    domain: str  # "a/b/" or ""
+    negate: bool
+    dir_only: bool
+    anchored: bool
+    rx: _Matcher
+
+
+def _groups(patterns: list[Pattern]) -> list[_Group]:
+    """Patterns whose globs have at most one ``*`` run on ``re``, so neighbours with the same
+    flags are joined into one alternation; a glob with more wildcards keeps its own linear-time
+    matcher (see ``_glob_to_re``)."""
+    out: list[_Group] = []
+    run: list[str] = []
+    run_key: tuple[tuple[str, ...], bool, bool, bool] | None = None
+
+    def flush() -> None:
+        if run and run_key is not None:
+            domain, negate, dir_only, anchored = run_key
+            rx = _glob_to_re(run[0]) if len(run) == 1 else re.compile("|".join(f"(?:{_glob_regex(g)})" for g in run))
+            out.append(_Group("".join(d + "/" for d in domain), negate, dir_only, anchored, rx))
+        run.clear()
+
+    for p in patterns:
+        glob = "/".join(p.parts) if p.anchored else p.parts[0]
+        key = (p.domain, p.negate, p.dir_only, p.anchored)
+        if key != run_key or glob.count("*") > 1 or any(g.count("*") > 1 for g in run):
+            flush()
+            run_key = key
+        run.append(glob)
+    flush()
+    return out
+
+
 class Matcher:
     """gitignore matching with a per-directory memo: a path inside an ignored directory is
     ignored (git does not look inside excluded directories), otherwise the last pattern that
-    matches the path itself decides."""
+    matches the path itself decides (``Pattern.match_exact``; patterns are grouped so that a
+    path costs a few regular-expression matches, not one per pattern)."""
 
     def __init__(self, patterns: list[Pattern]):
         self.patterns = patterns
+        self._groups = _groups(patterns)[::-1]  # last first: the first group that matches decides
         self._memo: dict[tuple[str, bool], bool] = {}
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
@@ -171,14 +212,22 @@ class Matcher:
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        parent, _, name = rel.rpartition("/")
         if parent and self.ignored(parent, True):
             result = True
         else:
-            path = tuple(rel.split("/"))
             result = False
-            for p in self.patterns:
-                if p.match_exact(path, is_dir):
-                    result = not p.negate
+            for g in self._groups:
+                if g.dir_only and not is_dir:
+                    continue
+                if g.domain:
+                    if not rel.startswith(g.domain) or len(rel) == len(g.domain):
+                        continue
+                    below = rel[len(g.domain) :]
+                else:
+                    below = rel
+                if g.rx.fullmatch(below if g.anchored else name):
+                    result = not g.negate
+                    break
         self._memo[key] = result
         return result

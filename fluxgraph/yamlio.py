@@ -31,6 +31,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import Resolver
 from ruamel.yaml.tag import Tag
+from ruamel.yaml.util import LazyEval
 
 try:  # the C parser; without it ruamel is about 6x slower
     from _ruamel_yaml import CParser
@@ -40,13 +41,17 @@ except ImportError:  # pragma: no cover - exercised only on broken installs
 MAX_DEPTH = 256
 
 # YAML 1.2 implicit resolution of plain scalars, exactly ruamel's Resolver table (first
-# character -> (tag, regexp) in order) but with one shared Tag per tag: ruamel builds a Tag per
-# resolved node and looks the table up through properties, a third of the parse on large repos
+# character -> (tag, regexp) in order) but with one shared Tag per tag and the compiled patterns
+# unwrapped from ruamel's LazyEval (a Python-level __getattribute__ on every match): ruamel
+# builds a Tag per resolved node and reaches its table through properties, a third of the
+# parse on large repositories
 _IMPLICIT: dict[str, tuple[tuple[Tag, Any], ...]] = {}
 _SHARED_TAGS: dict[str, Tag] = {}
 for _first, _rules in Resolver.yaml_implicit_resolvers.items():
     assert _first is not None, "ruamel added a catch-all implicit resolver: _Loader.resolve must follow it"
-    _IMPLICIT[_first] = tuple((_SHARED_TAGS.setdefault(t, Tag(suffix=t)), rx) for t, rx in _rules)
+    _IMPLICIT[_first] = tuple(
+        (_SHARED_TAGS.setdefault(t, Tag(suffix=t)), rx.lazy_self() if isinstance(rx, LazyEval) else rx) for t, rx in _rules
+    )
 _STR_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:str")
 MAX_NODES_PER_DOCUMENT = 1_000_000
 

@@ -54,3 +54,37 @@ def test_sourceignore_scoped_and_negated():
     assert not m.ignored("apps/keep.yaml", False)
     assert not m.ignored("infra/x.yaml", False)
     assert m.ignored("apps/top/a.txt", False)
+
+
+def test_grouped_matcher_agrees_with_pattern_by_pattern_matching():
+    """Matcher joins neighbouring patterns into one regular expression and tries the last group
+    first; the verdict must be gitignore's: inside an ignored directory, or else the last
+    pattern whose match_exact matches decides."""
+    import random
+
+    from fluxgraph.sourceignore import Pattern
+
+    def reference(patterns: list[Pattern], rel: str, is_dir: bool) -> bool:
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            if reference(patterns, "/".join(parts[:i]), True):
+                return True
+        result = False
+        for p in patterns:
+            if p.match_exact(tuple(parts), is_dir):
+                result = not p.negate
+        return result
+
+    rnd = random.Random(3)
+    names = ["a", "b", "x.yaml", "y.yml", "k.png", ".git", "top", "keep.yaml", "ab"]
+    globs = ["*.yaml", "a", "b/", "!keep.yaml", "/top/", "top", "**/x.yaml", "a/**/b", "*a*b*", "!a", "?b", "[ab]", "*.png", "!*.png", "k*"]
+    for _ in range(300):
+        patterns = default_patterns()
+        for _ in range(rnd.randint(1, 4)):
+            domain = tuple(rnd.sample(["a", "b"], rnd.randint(0, 1)))
+            patterns += read_patterns("\n".join(rnd.choice(globs) for _ in range(rnd.randint(1, 5))), domain)
+        m = Matcher(patterns)
+        for _ in range(20):
+            rel = "/".join(rnd.choice(names) for _ in range(rnd.randint(1, 4)))
+            is_dir = rnd.random() < 0.3
+            assert m.ignored(rel, is_dir) == reference(patterns, rel, is_dir), (rel, is_dir, patterns)
