@@ -20,11 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml.nodes import ScalarNode
-from ruamel.yaml.resolver import Resolver
-
 from fluxgraph import envsubst
-from fluxgraph.yamlio import resolve_scalar
+from fluxgraph.yamlio import plain_scalar_tag, resolve_scalar
 
 DISABLE_KEY = "kustomize.toolkit.fluxcd.io/substitute"
 
@@ -64,31 +61,34 @@ def _reresolve(original: str, rendered: str) -> Any:
     if s in ("false", "False", "FALSE"):
         return False
     if s[0] in "-+.0123456789":
-        tag = _resolver().resolve(ScalarNode, s, (True, False))
+        tag = plain_scalar_tag(s)
         if tag != "tag:yaml.org,2002:str":
             return resolve_scalar(tag, s)
     return rendered
 
 
-_RESOLVER = Resolver()
-
-
-def _resolver() -> Resolver:
-    return _RESOLVER
+def _path(where: Any) -> tuple[Any, ...]:
+    keys: list[Any] = []
+    while where is not None:
+        where, key = where
+        keys.append(key)
+    return tuple(reversed(keys))
 
 
 def apply(data: dict[str, Any], variables: dict[str, Any], *, strict: bool) -> SubstResult:
     """Substitute every string of ``data`` (a deep copy is made only where something changes)."""
     result = SubstResult(data=data)
 
-    def render(text: str, path: tuple[Any, ...]) -> tuple[Any, bool]:
+    # ``where`` is a linked list (parent, key) turned into a path only for an error: most
+    # strings have no "$" and a path tuple per node was a fifth of the walk
+    def render(text: str, where: Any) -> tuple[Any, bool]:
         r = envsubst.render(text, variables, strict=strict)
         for ref in r.used:
             result.used.add(ref.name)
         for ref in r.unset:
             result.unset.add(ref.name)
         if r.error is not None:
-            result.errors.append((path, r.error))
+            result.errors.append((_path(where), r.error))
             return text, False
         if r.text is None:
             result.unknown = True
@@ -97,19 +97,24 @@ def apply(data: dict[str, Any], variables: dict[str, Any], *, strict: bool) -> S
             return text, False
         return r.text, True
 
-    def walk(node: Any, path: tuple[Any, ...]) -> tuple[Any, bool]:
-        if isinstance(node, str):
+    def walk(node: Any, where: Any) -> tuple[Any, bool]:
+        t = type(node)
+        if t is str or (t is not dict and t is not list and isinstance(node, str)):
             if "$" not in node:
                 return node, False
-            out, changed = render(node, path)
+            out, changed = render(node, where)
             if changed:
                 return _reresolve(node, out), True
             return node, False
-        if isinstance(node, dict):
+        if t is dict or isinstance(node, dict):
             new: dict[Any, Any] | None = None
             for k, v in node.items():
-                nk, kchanged = (render(k, path) if isinstance(k, str) and "$" in k else (k, False))
-                nv, vchanged = walk(v, (*path, k))
+                nk, kchanged = render(k, where) if type(k) is str and "$" in k else (k, False)
+                tv = type(v)
+                if tv is str and "$" not in v or tv is int or tv is bool or v is None:
+                    nv, vchanged = v, False
+                else:
+                    nv, vchanged = walk(v, (where, k))
                 if kchanged or vchanged:
                     if new is None:
                         new = {}
@@ -121,10 +126,14 @@ def apply(data: dict[str, Any], variables: dict[str, Any], *, strict: bool) -> S
                 elif new is not None:
                     new[k] = v
             return (new, True) if new is not None else (node, False)
-        if isinstance(node, list):
+        if t is list or isinstance(node, list):
             newl: list[Any] | None = None
             for i, v in enumerate(node):
-                nv, changed = walk(v, (*path, i))
+                tv = type(v)
+                if tv is str and "$" not in v or tv is int or tv is bool or v is None:
+                    nv, changed = v, False
+                else:
+                    nv, changed = walk(v, (where, i))
                 if changed and newl is None:
                     newl = list(node[:i])
                 if newl is not None:
@@ -132,7 +141,7 @@ def apply(data: dict[str, Any], variables: dict[str, Any], *, strict: bool) -> S
             return (newl, True) if newl is not None else (node, False)
         return node, False
 
-    out, changed = walk(data, ())
+    out, changed = walk(data, None)
     result.data = out
     result.changed = changed
     return result

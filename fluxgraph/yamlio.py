@@ -53,6 +53,14 @@ for _first, _rules in Resolver.yaml_implicit_resolvers.items():
         (_SHARED_TAGS.setdefault(t, Tag(suffix=t)), rx.lazy_self() if isinstance(rx, LazyEval) else rx) for t, rx in _rules
     )
 _STR_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:str")
+
+
+def plain_scalar_tag(value: str) -> str:
+    """The tag YAML 1.2 resolves a plain (unquoted, untagged) scalar to."""
+    for tag, rx in _IMPLICIT.get(value[:1], ()):
+        if rx.match(value):
+            return str(tag.suffix)
+    return "tag:yaml.org,2002:str"
 MAX_NODES_PER_DOCUMENT = 1_000_000
 
 

@@ -72,7 +72,7 @@ def test_implicit_resolution_is_ruamels_yaml_1_2_table():
     from ruamel.yaml.nodes import ScalarNode
     from ruamel.yaml.resolver import Resolver
 
-    from fluxgraph.yamlio import _Loader
+    from fluxgraph.yamlio import _Loader, plain_scalar_tag
 
     reference = Resolver()
     ours = _Loader(b"")
@@ -85,6 +85,7 @@ def test_implicit_resolution_is_ruamels_yaml_1_2_table():
     for v in values:
         for implicit in ((True, False), (False, True), (False, False)):
             assert str(ours.resolve(ScalarNode, v, implicit)) == str(reference.resolve(ScalarNode, v, implicit)), (v, implicit)
+        assert plain_scalar_tag(v) == str(reference.resolve(ScalarNode, v, (True, False))), v
 
 
 def test_aliases_build_separate_objects():
