@@ -657,13 +657,13 @@ def test_fast_path_gives_the_grammars_template():
 
     rnd = random.Random(7)
     alphabet = ["$", "$", "{", "}", "A", "b", "_", "1", " ", "x", "$$", "${A}", "${B_1}", "$${A}", "\n"]
-    openers = ["${A:=", "${A:-", "${B=", "${A:?", "${A:+", "${A:", "${A-", "${A::-", "${é:-"]
-    inner = ["x", " ", "é", ":", "-", "=", "{", "$", "\n", "$$", "}", "${B}", "${C_2}", "${", "$${B}"]
+    openers = ["${A:=", "${A:-", "${B=", "${A:?", "${A:+", "${A:", "${A-", "${A::-", "${é:-", "${A^", "${A,", "${A^^", "${A,,"]
+    inner = ["x", " ", "é", ":", "-", "=", "{", "$", "\n", "$$", "}", "${B}", "${C_2}", "${", "$${B}", "^", ","]
 
     def piece(letters: list[str], n: int) -> str:
         return "".join(rnd.choice(letters) for _ in range(rnd.randint(0, n)))
 
-    checked = defaults = nested = 0
+    checked = defaults = nested = cases = 0
     for i in range(40000):
         if i % 2:
             s = piece(alphabet, 12)
@@ -680,6 +680,8 @@ def test_fast_path_gives_the_grammars_template():
             assert a.default == b.default, s
             defaults += a.default is not None
             nested += a.default is not None and any(isinstance(x, VarRef) for x in a.args)
+            cases += a.kind == "case"
     assert checked > 10000
     assert defaults > 3000
     assert nested > 1000
+    assert cases > 500

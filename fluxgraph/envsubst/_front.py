@@ -1,8 +1,8 @@
 """Parsing front door: a fast path for the common simple texts, lark for everything else.
 
 Most substituted strings are literal text with plain ``${NAME}`` references, defaults
-with a literal value (``${NAME:=5Gi}``, ``${NAME:-}``, ``${NAME=x}``, ``:?``, ``:+``) and
-``$$`` escapes. Those are parsed here with one regular-expression scan, giving exactly the
+with a literal value or plain references (``${NAME:=5Gi}``, ``${NAME:-${APP}}``, ``${NAME=x}``,
+``:?``, ``:+``), case conversions (``${NAME^^}``) and ``$$`` escapes. Those are parsed here with one regular-expression scan, giving exactly the
 Template the lark grammar gives (a test compares both on random texts); anything else
 (other operators, nesting, errors) goes to the grammar in ``_parser``, which is only
 imported then: importing lark and building its parser costs about 0.1 s.
@@ -15,9 +15,11 @@ from functools import lru_cache
 
 from ._model import EnvsubstSyntaxError, Part, Template, Text, VarRef
 
-# "$$" | "${NAME}" | "${NAME<default op><default>}" | any other "${" | a lone "$", where the
-# default is text ("$" allowed unless it starts "${") and plain "${NAME}" references
-_TOKEN = re.compile(r"\$(?:\$|\{([A-Za-z0-9_]+)(?:\}|(:[-=?+]|=)((?:[^}$]|\$(?!\{)|\$\{[A-Za-z0-9_]+\})*)\})|(\{))?")
+# "$$" | "${NAME}" | "${NAME<default op><default>}" | "${NAME<case op>}" | any other "${" | a lone
+# "$", where the default is text ("$" allowed unless it starts "${") and plain "${NAME}" references
+_TOKEN = re.compile(
+    r"\$(?:\$|\{([A-Za-z0-9_]+)(?:\}|(:[-=?+]|=)((?:[^}$]|\$(?!\{)|\$\{[A-Za-z0-9_]+\})*)\}|([,^]{1,2})\})|(\{))?"
+)
 _NESTED = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 
@@ -46,8 +48,8 @@ def fast_parse(text: str) -> Template | None:
     run_start = 0
     pos = 0
     for m in _TOKEN.finditer(text):
-        if m.group(4) is not None:
-            return None  # "${" that is neither a plain reference nor a literal default
+        if m.group(5) is not None:
+            return None  # "${" that needs the grammar
         buf.append(text[pos : m.start()])
         name = m.group(1)
         if name is not None:
@@ -56,7 +58,9 @@ def fast_parse(text: str) -> Template | None:
             buf = []
             start, end = m.start(), m.end()
             op = m.group(2)
-            if op is None:
+            if m.group(4) is not None:  # ${v^} ${v^^} ${v,} ${v,,}
+                parts.append(VarRef(name, m.group(4), start, end, start + 2, m.start(4), "case"))
+            elif op is None:
                 parts.append(VarRef(name, None, start, end, start + 2, end - 1, "plain"))
             else:
                 args = _default_args(m.group(3), m.start(3))
