@@ -649,7 +649,7 @@ def test_non_strict_never_fails_on_unset(text: str, variables: dict[str, str]) -
 
 
 def test_fast_path_gives_the_grammars_template():
-    """The regex front door (plain ${NAME}, literal defaults, $$) must equal the lark grammar's result."""
+    """The regex front door (plain ${NAME}, simple defaults, case ops, $$) must equal the grammar's result."""
     import random
 
     from fluxgraph.envsubst._front import fast_parse
