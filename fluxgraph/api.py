@@ -98,7 +98,7 @@ def _note_last_file(fs: RepoFS) -> Iterator[None]:
 
 
 def load(
-    path: str | Path,
+    path: str | Path | RepoFS,
     *,
     cluster: str | None = None,
     env: str | None = None,
@@ -107,18 +107,24 @@ def load(
     extra_vars: dict[str, str] | None = None,
     document_memo: dict[tuple[str, bytes], LoadResult] | None = None,
 ) -> Repository:
-    """Build the reconcile model of every cluster in the repository at ``path``.
+    """Build the reconcile model of every cluster in the repository at ``path`` (a directory, or
+    a ``RepoFS`` such as a git revision served from memory by ``gitrev.Tree.fs()``).
 
     ``cluster`` is the repo-relative directory of a cluster's root Kustomization; ``env`` is
     shorthand for ``clusters/<env>``. ``document_memo`` shares parsed files between loads
     (keyed by path and content). Raises FluxgraphError when nothing can be analysed.
     """
-    root_path = Path(path)
-    if not root_path.exists():
-        raise FluxgraphError(f"{path}: no such directory")
-    if not root_path.is_dir():
-        raise FluxgraphError(f"{path}: not a directory")
-    fs = RepoFS(root_path)
+    where: str | Path | RepoFS = path  # as the user named it, for messages
+    if isinstance(path, RepoFS):  # e.g. a git revision in memory (fluxgraph.treefs)
+        fs = path
+        where = path.root
+    else:
+        root_path = Path(path)
+        if not root_path.exists():
+            raise FluxgraphError(f"{path}: no such directory")
+        if not root_path.is_dir():
+            raise FluxgraphError(f"{path}: not a directory")
+        fs = RepoFS(root_path)
     cache = FileCache(fs, _ignore_matcher(fs), document_memo)
     builder = Builder(cache)
     is_strict = strict if strict is not None else flux_is_strict(flux_version)
@@ -136,7 +142,7 @@ def load(
         except PathEscape as e:
             raise FluxgraphError(f"--cluster {cluster}: {e}") from None
         if not cache.is_dir(cdir):
-            raise FluxgraphError(f"{cluster}: no such cluster directory in {path}")
+            raise FluxgraphError(f"{cluster}: no such cluster directory in {where}")
         match = [r for r in discovered if r.dir == cdir]
         roots = match or [ClusterRoot(dir=cdir, location=Location(cdir), how="--cluster")]
     else:
@@ -144,7 +150,7 @@ def load(
     if not roots:
         limits = [p for p in fs.problems if p.code == "input-limit"]
         raise FluxgraphError(
-            f"{path}: no Flux cluster found (looked for flux-system/gotk-sync.yaml, FluxInstance sync paths, "
+            f"{where}: no Flux cluster found (looked for flux-system/gotk-sync.yaml, FluxInstance sync paths, "
             "self-applying root Kustomizations and clusters/<name> directories); name one with --cluster DIR"
             + (f" ({limits[0].location.file}: {limits[0].message})" if limits else "")
             + (f" ({fs.escaping[0]} is a symlink that leaves the repository root; not read)" if fs.escaping else "")

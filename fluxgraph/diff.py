@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,9 @@ from fluxgraph.api import Repository, load
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.explain import declaration_object, post_build_summary
 from fluxgraph.findings import Finding, Severity
+from fluxgraph.gitrev import Tree
 from fluxgraph.model import FluxgraphError, Location, ObjRef
+from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS
 
 # Effect codes beyond the per-object verdicts of fluxgraph.gc
 NAMESPACE_CASCADE = "namespace-cascade"
@@ -819,9 +820,24 @@ def _tree(root: Path) -> dict[str, tuple[str, bytes | str]]:
     return out
 
 
-def changed_paths(base_root: Path, head_root: Path) -> set[str]:
+#: one side of a comparison: a folder on disk, or a git revision in memory
+Side = Path | Tree
+
+
+def _contents(side: Side) -> dict[str, tuple[str, bytes | str]]:
+    if isinstance(side, Tree):
+        return {**{r: ("f", b) for r, b in side.files.items()}, **{r: ("l", t) for r, t in side.links.items()}}
+    return _tree(side)
+
+
+def _open(side: Side) -> Path | RepoFS:
+    """What ``api.load`` reads: the folder, or a fresh file system over the revision."""
+    return side.fs() if isinstance(side, Tree) else side
+
+
+def changed_paths(base: Side, head: Side) -> set[str]:
     """Paths added, removed or modified between two trees."""
-    a, b = _tree(base_root), _tree(head_root)
+    a, b = _contents(base), _contents(head)
     return {rel for rel in set(a) | set(b) if a.get(rel) != b.get(rel)}
 
 
@@ -866,7 +882,7 @@ _DISCOVERY_NEEDLES = (b"kustomize.toolkit.fluxcd.io", b"sync:")
 _DISCOVERY_DIRS = ("clusters/", "kubernetes/clusters/", "cluster/")
 
 
-def _may_hold_a_cluster(base_root: Path, rel: str) -> bool:
+def _may_hold_a_cluster(base: RepoFS, rel: str) -> bool:
     """Whether a changed file no head cluster reads could be (part of) a cluster at base:
     what ``discovery.discover`` looks at."""
     if not rel.endswith((".yaml", ".yml")):
@@ -874,9 +890,9 @@ def _may_hold_a_cluster(base_root: Path, rel: str) -> bool:
     if rel.startswith(_DISCOVERY_DIRS):
         return True
     try:
-        data = (base_root / rel).read_bytes()
-    except OSError:
-        return False  # absent at base: cannot be a base cluster
+        data = base.read_bytes(rel)
+    except (OSError, PathEscape, FileTooLarge):
+        return False  # absent at base (or not readable there): cannot be a base cluster
     return any(n in data for n in _DISCOVERY_NEEDLES)
 
 
@@ -888,14 +904,14 @@ class Loaded:
 
 
 def load_pair(
-    base_root: Path,
-    head_root: Path,
+    base: Side,
+    head: Side,
     *,
     load_kwargs: dict[str, Any],
     checks: Callable[[Repository], list[Finding]],
     changed: set[str] | None = None,
 ) -> tuple[Loaded, Loaded]:
-    """Load head, then only what base needs.
+    """Load head, then only what base needs. Each side is a folder or a ``gitrev.Tree``.
 
     A cluster none of whose inputs changed (``affected_by``) is not rebuilt at base: its head
     model stands for it, and the checks do not run on it at either side (their findings would
@@ -903,9 +919,9 @@ def load_pair(
     could hold a cluster at base (``_may_hold_a_cluster``) or when --cluster/--env narrow the
     load anyway. ``changed``: the paths that differ (from git); compared file by file when
     not given."""
-    head_repo = load(head_root, **load_kwargs)
+    head_repo = load(_open(head), **load_kwargs)
     if changed is None:
-        changed = changed_paths(base_root, head_root)
+        changed = changed_paths(base, head)
     claimed: set[str] = set()
     affected: list[ClusterModel] = []
     for c in head_repo.clusters:
@@ -913,14 +929,15 @@ def load_pair(
         claimed |= hit
         if hit:
             affected.append(c)
-    unclaimed_yaml = any(_may_hold_a_cluster(base_root, p) for p in changed - claimed)
+    probe = _open(base)
+    unclaimed_yaml = any(_may_hold_a_cluster(probe if isinstance(probe, RepoFS) else RepoFS(probe), p) for p in changed - claimed)
     narrowed = bool(load_kwargs.get("cluster") or load_kwargs.get("env"))
     base_models: dict[str, ClusterModel] = {}
     base_cache = None
     full = unclaimed_yaml or narrowed
     if full:
         try:
-            base_full = load(base_root, **load_kwargs)
+            base_full = load(_open(base), **load_kwargs)
             base_models = {c.name: c for c in base_full.clusters}
             base_cache = base_full.cache
         except FluxgraphError:
@@ -933,7 +950,7 @@ def load_pair(
         kw = {k: v for k, v in load_kwargs.items() if k not in ("cluster", "env")}
         for c in affected:
             try:
-                part = load(base_root, cluster=c.root_dir, **kw)
+                part = load(_open(base), cluster=c.root_dir, **kw)
             except FluxgraphError:
                 continue  # the cluster's folder does not exist at base: it is new
             base_cache = base_cache or part.cache
@@ -946,6 +963,7 @@ def load_pair(
         base_clusters = sorted(
             compared_base + [c for c in head_repo.clusters if c.name in reused], key=lambda m: m.root_dir
         )
+    base_root = base if isinstance(base, Path) else Path(f"/git/{base.commit}")
     base_repo = Repository(root=base_root, clusters=base_clusters, cache=base_cache)
     head_checked = Repository(root=head_repo.root, clusters=affected, cache=head_repo.cache)
     base_checked = Repository(root=base_root, clusters=compared_base, cache=base_cache)
@@ -974,30 +992,30 @@ def diff_revisions(
             return run_checks(repo).findings
 
     gitrev.toplevel(path)
-    with tempfile.TemporaryDirectory(prefix="fluxgraph-diff-") as tmp:
-        base_exp = gitrev.export(path, base_rev, Path(tmp) / "base")
-        if head_rev is not None:
-            head_exp = gitrev.export(path, head_rev, Path(tmp) / "head")
-            head_root, head_commit, head_label = head_exp.root, head_exp.commit, head_rev
-        else:
-            head_root, head_commit, head_label = Path(path), None, "working tree"
-        changed = gitrev.changed_paths(path, base_exp.commit, head_rev)
-        # both revisions parse each unchanged file once (documents are never modified)
-        load_kwargs.setdefault("document_memo", {})
-        base_l, head_l = load_pair(base_exp.root, head_root, load_kwargs=load_kwargs, checks=checks, changed=changed)
-        report = diff_repositories(
-            base_l.repo,
-            head_l.repo,
-            base_findings=base_l.findings,
-            head_findings=head_l.findings,
-            base_label=base_rev,
-            head_label=head_label,
-            base_commit=base_exp.commit,
-            head_commit=head_commit,
-            reused=base_l.reused,
-        )
-        if not base_l.repo.clusters:
-            report.notes.append(f"no Flux cluster found at {base_rev}: everything at head is new")
-        for s in base_exp.skipped:
-            report.notes.append(f"{base_rev}: skipped {s}")
+    base_tree = gitrev.read_tree(path, base_rev)
+    head: Side
+    if head_rev is not None:
+        head_tree = gitrev.read_tree(path, head_rev)
+        head, head_commit, head_label = head_tree, head_tree.commit, head_rev
+    else:
+        head, head_commit, head_label = Path(path), None, "working tree"
+    changed = gitrev.changed_paths(path, base_tree.commit, head_rev)
+    # both revisions parse each unchanged file once (documents are never modified)
+    load_kwargs.setdefault("document_memo", {})
+    base_l, head_l = load_pair(base_tree, head, load_kwargs=load_kwargs, checks=checks, changed=changed)
+    report = diff_repositories(
+        base_l.repo,
+        head_l.repo,
+        base_findings=base_l.findings,
+        head_findings=head_l.findings,
+        base_label=base_rev,
+        head_label=head_label,
+        base_commit=base_tree.commit,
+        head_commit=head_commit,
+        reused=base_l.reused,
+    )
+    if not base_l.repo.clusters:
+        report.notes.append(f"no Flux cluster found at {base_rev}: everything at head is new")
+    for s in base_tree.skipped:
+        report.notes.append(f"{base_rev}: skipped {s}")
     return report

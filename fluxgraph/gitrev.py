@@ -1,16 +1,17 @@
-"""Reading a git revision of a repository into a directory, with git itself and nothing else.
+"""Reading a git revision of a repository into memory, with git itself and nothing else.
 
 ``git`` is the only program fluxgraph starts, and only here: fixed argument lists, no shell,
 a timeout, the working tree and index never touched. A revision is read with
 ``git ls-tree -r -z REV`` (the tree, limited to the folder PATH names inside the repository)
-and ``git cat-file --batch`` (the blobs), then written below a fresh temporary directory.
-Unlike ``git archive`` this ignores ``export-ignore``/``export-subst`` attributes, which
+and ``git cat-file --batch`` (the blobs) into a ``Tree``, which ``fluxgraph.treefs.TreeFS``
+serves to the analysis with RepoFS's confinement rules: nothing is written to disk. Unlike
+``git archive`` this ignores ``export-ignore``/``export-subst`` attributes, which
 source-controller does not apply either.
 
-Every path is checked before anything is written: absolute paths, ``..``, empty or ``.git``
-components are refused; a symlink is recreated only when its target stays inside the
-directory (others are skipped and reported); submodules become empty directories (Flux does
-not fetch them unless ``recurseSubmodules`` is set). Sizes are capped.
+Every path is checked: absolute paths, ``..``, empty or ``.git`` components are refused; a
+symlink is kept only when its target stays inside the folder (others are skipped and
+reported; RepoFS still resolves chains of links at read time); submodules are empty
+directories (Flux does not fetch them unless ``recurseSubmodules`` is set). Sizes are capped.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fluxgraph.model import FluxgraphError
+from fluxgraph.repofs import RepoFS
 
 GIT_TIMEOUT = 120  # seconds, per git command
 MAX_TOTAL_BYTES = 1 << 30  # 1 GiB of blobs
@@ -33,14 +35,23 @@ class GitError(FluxgraphError):
 
 
 @dataclass
-class Export:
-    """A revision written to ``root``."""
+class Tree:
+    """The files of a revision, in memory: ``files`` (path -> content), ``links`` (path -> target,
+    only those that stay inside the folder), ``dirs`` (submodules, empty: Flux does not fetch
+    them unless ``recurseSubmodules`` is set). Paths are relative to the folder read."""
 
     rev: str
     commit: str
-    root: Path
-    files: int = 0
-    skipped: list[str] = field(default_factory=list)  # paths not written, with the reason
+    files: dict[str, bytes] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    dirs: set[str] = field(default_factory=set)
+    skipped: list[str] = field(default_factory=list)  # paths left out, with the reason
+
+    def fs(self) -> RepoFS:
+        """A fresh read-only file system over the tree, with RepoFS's confinement rules."""
+        from fluxgraph.treefs import TreeFS
+
+        return TreeFS(self.files, self.links, self.dirs, label=f"git/{self.commit}")
 
 
 def _run(
@@ -113,18 +124,13 @@ def _link_ok(rel: str, target: str) -> bool:
     return not (joined == ".." or joined.startswith("../") or joined.startswith("/"))
 
 
-def export(path: str | os.PathLike[str], rev: str, dest: str | os.PathLike[str]) -> Export:
-    """Write the files of ``rev`` that lie in folder ``path`` (of a git working tree) to
-    ``dest`` (created; must not exist), laid out relative to ``path``."""
+def read_tree(path: str | os.PathLike[str], rev: str) -> Tree:
+    """The files of ``rev`` that lie in folder ``path`` (of a git working tree), relative to
+    ``path``, read into memory: nothing is written anywhere."""
     commit = resolve(path, rev)
-    root = Path(dest)
-    try:
-        root.mkdir(parents=True, exist_ok=False)
-    except FileExistsError:
-        raise GitError(f"{dest} exists already") from None
     listing = _run(["ls-tree", "-r", "-z", "--end-of-options", commit], path)
     entries: list[tuple[str, str, str, str]] = []  # mode, type, sha, rel
-    out = Export(rev, commit, root)
+    out = Tree(rev, commit)
     for rec in listing.split(b"\x00"):
         if not rec:
             continue
@@ -161,36 +167,19 @@ def export(path: str | os.PathLike[str], rev: str, dest: str | os.PathLike[str])
                 raise GitError(f"{rev}: the files exceed {MAX_TOTAL_BYTES >> 20} MiB")
             data[sha] = raw[pos : pos + size]
             pos += size + 1
-    root_real = os.path.realpath(root)
-    parents_ok: dict[str, bool] = {}
     for mode, typ, sha, rel in entries:
-        target = root / rel
-        pdir = posixpath.dirname(rel)
-        ok = parents_ok.get(pdir)
-        if ok is None:
-            os.makedirs(target.parent, exist_ok=True)
-            # never write through a symlink (git cannot have one above a file; checked anyway)
-            real_parent = os.path.realpath(target.parent)
-            ok = parents_ok[pdir] = real_parent == root_real or real_parent.startswith(root_real + os.sep)
-        if not ok:
-            out.skipped.append(f"{rel}: below a symlink")
-            continue
         if typ == "commit":  # a submodule
-            target.mkdir(exist_ok=True)
+            out.dirs.add(rel)
+        elif typ != "blob":
             continue
-        if typ != "blob":
-            continue
-        content = data.get(sha, b"")
-        if mode == "120000":
-            link = content.decode("utf-8", "surrogateescape")
+        elif mode == "120000":
+            link = data.get(sha, b"").decode("utf-8", "surrogateescape")
             if _link_ok(rel, link):
-                os.symlink(link, target)
+                out.links[rel] = link
             else:
                 out.skipped.append(f"{rel}: symlink to {link!r} leaves the folder")
-            continue
-        with open(target, "wb") as fh:
-            fh.write(content)
-        out.files += 1
+        else:
+            out.files[rel] = data.get(sha, b"")
     return out
 
 

@@ -90,11 +90,12 @@ def secure_join(ref: str) -> tuple[str, bool]:
 
 class RepoFS:
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root).resolve()
+        self.root = self._resolve_root(root)
         self._root_str = str(self.root)
         self._stat_cache: dict[str, os.stat_result | None] = {}
         self._list_cache: dict[str, list[str]] = {}
         self._bytes_cache: dict[str, bytes] = {}
+        self._walk_cache: dict[str, list[str]] = {}
         # rel -> "" (inside), "cycle" or why it escapes
         self._inside: dict[str, str] = {"": ""}
         self._real: dict[str, str] = {"": self._root_str}  # rel dir -> its resolved absolute path
@@ -108,9 +109,35 @@ class RepoFS:
             self._problem_keys.add((code, rel))
             self.problems.append(Problem(code, message, Location(rel or "."), not_evaluated=not_evaluated))
 
-    # -- path handling -------------------------------------------------------------------
+    # -- the operating system: the only methods that touch it (TreeFS serves a git tree) --
+    def _resolve_root(self, root: str | os.PathLike[str]) -> Path:
+        return Path(root).resolve()
+
     def _abs(self, rel: str) -> str:
         return self._root_str if not rel else f"{self._root_str}/{rel}"
+
+    def _sys_lstat(self, rel: str) -> os.stat_result:
+        return os.lstat(self._abs(rel))
+
+    def _sys_stat(self, rel: str) -> os.stat_result:
+        return os.stat(self._abs(rel))
+
+    def _sys_listdir(self, rel: str) -> list[str]:
+        return os.listdir(self._abs(rel))
+
+    def _sys_read(self, rel: str, limit: int) -> bytes:
+        with open(self._abs(rel), "rb") as fh:
+            return fh.read(limit)
+
+    def _sys_realpath(self, rel: str) -> str:
+        """The absolute path ``rel`` resolves to, symlinks followed."""
+        return os.path.realpath(self._abs(rel))
+
+    def _sys_isdir(self, real: str) -> bool:
+        """Whether a path returned by ``_sys_realpath`` is a directory."""
+        return os.path.isdir(real)
+
+    # -- path handling -------------------------------------------------------------------
 
     def _check_inside(self, rel: str) -> None:
         """Refuse symlinks (at any level) whose target leaves the root, and symlink cycles.
@@ -155,10 +182,10 @@ class RepoFS:
             if parent_real is not None and st is not None and stat.S_ISDIR(st.st_mode):
                 self._real[rel] = f"{parent_real}/{posixpath.basename(rel)}"
             return ""
-        real = os.path.realpath(self._abs(rel))
+        real = self._sys_realpath(rel)
         if real != self._root_str and not real.startswith(self._root_str + os.sep):
             return f"{rel!r} is a symlink that leaves the repository root"
-        if os.path.isdir(real):
+        if self._sys_isdir(real):
             # a directory reached again through a symlink: following it would never end
             anc: str | None = parent
             while anc is not None:
@@ -173,7 +200,7 @@ class RepoFS:
         if key in self._stat_cache:
             return self._stat_cache[key]
         try:
-            st: os.stat_result | None = os.lstat(self._abs(rel))
+            st: os.stat_result | None = self._sys_lstat(rel)
         except (OSError, ValueError):
             st = None
         self._stat_cache[key] = st
@@ -184,7 +211,7 @@ class RepoFS:
             return self._stat_cache[rel]
         try:
             self._check_inside(rel)
-            st: os.stat_result | None = os.stat(self._abs(rel))
+            st: os.stat_result | None = self._sys_stat(rel)
         except (OSError, ValueError, PathEscape):
             st = None
         self._stat_cache[rel] = st
@@ -232,7 +259,7 @@ class RepoFS:
             return names
         try:
             self._check_inside(rel)
-            raw = os.listdir(self._abs(rel))
+            raw = self._sys_listdir(rel)
         except (OSError, PathEscape, ValueError):
             raw = []
         for name in raw:
@@ -264,8 +291,7 @@ class RepoFS:
             raise OSError(f"{rel}: not a regular file")
         if st.st_size > MAX_FILE_BYTES:
             raise FileTooLarge(f"{rel} is {st.st_size} bytes, over the {MAX_FILE_BYTES} byte limit")
-        with open(self._abs(rel), "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        data = self._sys_read(rel, MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
             raise FileTooLarge(f"{rel} is over the {MAX_FILE_BYTES} byte limit")
         self._bytes_cache[rel] = data
@@ -275,8 +301,12 @@ class RepoFS:
         """Every regular file below ``rel`` (repo-relative), depth-first in sorted order.
 
         Like Go's ``filepath.Walk``, symlinked directories are not descended into (a symlinked
-        file inside the root is listed).
+        file inside the root is listed). Walks are remembered: the ignore rules and cluster
+        discovery both walk the whole root.
         """
+        hit = self._walk_cache.get(rel)
+        if hit is not None:
+            return list(hit)
         out: list[str] = []
         stack = [rel]
         seen: set[str] = set()
@@ -296,7 +326,8 @@ class RepoFS:
                 elif self.escapes(child) and len(self.escaping) < 100:
                     self.escaping.append(child)
             stack.extend(reversed(subdirs))
-        return out
+        self._walk_cache[rel] = out
+        return list(out)
 
 
 @lru_cache(maxsize=4096)

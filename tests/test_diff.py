@@ -1,6 +1,6 @@
 """``fluxgraph diff``: verdicts on real two-commit git histories built from
 fixtures/repos/moves/<scenario>/{base,head} (README there), plus the pure verdict logic of
-``fluxgraph.gc``, the git export's safety, the renderers and the CLI contract."""
+``fluxgraph.gc``, the git reader's safety, the renderers and the CLI contract."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from fluxgraph.cli import main
 from fluxgraph.diff import affected_by, diff_revisions, load_pair
 from fluxgraph.findings import Severity
 from fluxgraph.flux import FluxKustomization
-from fluxgraph.gitrev import GitError, _link_ok, _safe_rel, export
+from fluxgraph.gitrev import _link_ok, _safe_rel, read_tree
 from fluxgraph.model import FluxgraphError, Location
 from fluxgraph.render.diff_graph import _mermaid_text, render_dot, render_mermaid
 from fluxgraph.render.diff_report import render_markdown, render_text
@@ -599,7 +599,7 @@ def test_not_a_git_repository_and_unknown_revision_exit_2(tmp_path):
     assert res.exit_code == 2
 
 
-def test_export_refuses_unsafe_paths_and_escaping_links(tmp_path):
+def test_read_tree_refuses_unsafe_paths_and_escaping_links(tmp_path):
     assert _safe_rel("a/b.yaml") == "a/b.yaml"
     for bad in ("/etc/passwd", "../x", "a/../../x", "a//b", ".git/config", "a/.GIT/x", "", "a\\b"):
         assert _safe_rel(bad) is None, bad
@@ -614,15 +614,17 @@ def test_export_refuses_unsafe_paths_and_escaping_links(tmp_path):
     os.symlink("a.yaml", repo / "sub" / "good")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "x")
-    out = export(repo / "sub", "HEAD", tmp_path / "out")
-    assert (tmp_path / "out" / "a.yaml").read_text() == "x: 1\n"
-    assert os.readlink(tmp_path / "out" / "good") == "a.yaml"
-    assert not (tmp_path / "out" / "evil").exists() and not (tmp_path / "out" / "evil").is_symlink()
-    assert any("evil" in s for s in out.skipped)
-    with pytest.raises(GitError):
-        export(repo, "HEAD", tmp_path / "out")  # must not exist
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    tree = read_tree(repo / "sub", "HEAD")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+    assert tree.files == {"a.yaml": b"x: 1\n"}
+    assert tree.links == {"good": "a.yaml"}
+    assert any("evil" in s for s in tree.skipped)
+    fs = tree.fs()
+    assert fs.read_bytes("good") == b"x: 1\n"
+    assert not fs.exists("evil")
     with pytest.raises(FluxgraphError):
-        export(repo, "nope", tmp_path / "out2")
+        read_tree(repo, "nope")
 
 
 def test_a_subfolder_of_the_repository_is_compared_on_its_own(tmp_path):
@@ -696,13 +698,13 @@ def test_graph_labels_are_escaped():
 
 def test_load_pair_checks_only_affected_clusters(tmp_path):
     repo = history(tmp_path, "split")
-    export(repo, "HEAD~1", tmp_path / "b")
+    base_tree = read_tree(repo, "HEAD~1")
     seen = []
 
     def checks(r):
         seen.append([c.name for c in r.clusters])
         return []
 
-    base, head = load_pair(tmp_path / "b", repo, load_kwargs={}, checks=checks)
+    base, head = load_pair(base_tree, repo, load_kwargs={}, checks=checks)
     assert seen == [["clusters/prod"], ["clusters/prod"]]
     assert base.reused == []

@@ -615,3 +615,36 @@ def test_invalid_names(tmp_path):
     fs = findings(repo(tmp_path, files))
     assert rules_of(fs) == ["invalid-variable-name"] * 2
     assert sorted(f.message.split(" ", 1)[0] for f in fs) == ["'app.conf'", "'cluster-name'"]
+
+
+def test_strings_lists_matching_values_in_document_order():
+    """checks._subst.strings (iterative, paths built only for kept values) against the plain
+    recursive definition, on random nested data."""
+    import random
+
+    from fluxgraph.checks._subst import strings
+
+    def reference(node, path=()):
+        if isinstance(node, str):
+            yield path, node
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                yield from reference(v, (*path, k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                yield from reference(v, (*path, i))
+
+    rnd = random.Random(1)
+
+    def gen(depth):
+        r = rnd.random()
+        if depth > 4 or r < 0.3:
+            return rnd.choice(["a", "${x}", "$${y}", "b$$", 1, None, True, 1.5])
+        if r < 0.65:
+            return {rnd.choice("abcdef"): gen(depth + 1) for _ in range(rnd.randint(0, 4))}
+        return [gen(depth + 1) for _ in range(rnd.randint(0, 4))]
+
+    for _ in range(2000):
+        node = gen(0)
+        for needle in ("", "$", "${", "$${", "$$"):
+            assert strings(node, ("p",), needle) == [(p, s) for p, s in reference(node, ("p",)) if needle in s]

@@ -73,16 +73,31 @@ def dotted(path: Path) -> str:
     return out or "(document)"
 
 
-def strings(node: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
-    """Every string value of ``node`` with its path (mapping keys are not visited)."""
-    if isinstance(node, str):
-        yield path, node
-    elif isinstance(node, dict):
-        for k, v in node.items():
-            yield from strings(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from strings(v, (*path, i))
+def strings(node: Any, path: Path = (), contains: str = "") -> list[tuple[Path, str]]:
+    """Every string value of ``node`` that contains ``contains``, with its path, in document
+    order (mapping keys are not visited).
+
+    Iterative, and a value's path is built only when the value is kept: the checks ask for
+    the few strings with a ``$`` among the tens of thousands of a large cluster.
+    """
+    out: list[tuple[Path, str]] = []
+    stack: list[tuple[Any, Any]] = [(None, node)]  # (where, value); where = (parent where, key)
+    while stack:
+        where, n = stack.pop()
+        t = type(n)
+        if t is str or (t is not dict and t is not list and isinstance(n, str)):
+            if contains in n:
+                keys: list[Any] = []
+                w = where
+                while w is not None:
+                    w, k = w
+                    keys.append(k)
+                out.append(((*path, *reversed(keys)), n))
+        elif t is dict or isinstance(n, dict):
+            stack.extend(((where, k), v) for k, v in reversed(n.items()))
+        elif t is list or isinstance(n, list):
+            stack.extend(((where, i), n[i]) for i in range(len(n) - 1, -1, -1))
+    return out
 
 
 def get_path(data: Any, path: Path) -> Any:
@@ -126,7 +141,7 @@ def line_around(text: str, offset: int) -> tuple[int, int]:
 
 
 def _find_string(node: Any, value: str, path: Path = ()) -> Path | None:
-    for p, s in strings(node, path):
+    for p, s in strings(node, path, value):
         if s == value:
             return p
     return None
@@ -400,7 +415,7 @@ def tokens(cluster: ClusterModel) -> list[Token]:
         data = obj.pre_substitution
         scripts: dict[Path, str] | None = None
         own: set[str] | None = None
-        for path, text in strings(data):
+        for path, text in strings(data, contains="${"):
             t = parse(text)
             if t is None:
                 continue
@@ -549,7 +564,7 @@ def expects_substitution(obj: AppliedObject) -> bool:
     if substitution_disabled(obj.pre_substitution):
         return True
     return any(
-        "$${" in text and not self_evaluated(obj, path) for path, text in strings(obj.pre_substitution)
+        not self_evaluated(obj, path) for path, _ in strings(obj.pre_substitution, contains="$${")
     )
 
 

@@ -38,7 +38,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             else:
                 why = f"Kustomization {ks.id} has no spec.postBuild, so Flux does not substitute it"
             scripts = None
-            for path, text in strings(obj.pre_substitution):
+            for path, text in strings(obj.pre_substitution, contains="$${"):
                 if "$${" not in text or self_evaluated(obj, path):
                     continue  # a Kustomization's patches are substituted by that Kustomization
                 if scripts is None:

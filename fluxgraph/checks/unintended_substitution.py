@@ -59,7 +59,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             raw = replace(raw, severity=Severity.ERROR)  # documented variant: the build fails
         yield raw
     for ks, obj in substituted_objects(ctx.cluster):
-        for path, text in strings(obj.pre_substitution):
+        for path, text in strings(obj.pre_substitution, contains="$$"):
             if "$$" not in text:
                 continue
             ctx.evaluated()

@@ -43,7 +43,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 continue  # "disabled": opted out on purpose
             data = obj.pre_substitution
             scripts = None
-            for path, text in strings(data):
+            for path, text in strings(data, contains="${"):
                 t = parse(text)
                 if t is None or self_evaluated(obj, path):
                     continue

@@ -58,9 +58,12 @@ def _diff_edit(root: Path) -> None:
 
 
 def run_once(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one `python -m fluxgraph ...` process."""
+    """Wall seconds and peak RSS (MiB) of one `python -m fluxgraph ...` process, started in the
+    filesystem root so that `-m` imports the package PYTHONPATH names, not one in the cwd."""
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "fluxgraph", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fluxgraph", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=os.sep
+    )
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -150,12 +153,16 @@ def main() -> None:
             shutil.copytree(REPO / "fluxgraph", pkg / "fluxgraph", ignore=shutil.ignore_patterns("__pycache__"))
             env["PYTHONPATH"] = str(pkg)
             env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env["PYTHONNOUSERSITE"] = "1"
             mode = "no bytecode: fluxgraph's sources compiled in every run"
         else:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "fluxgraph")], check=True)
             env["PYTHONPATH"] = str(REPO)
             mode = "bytecode compiled, as pip install leaves it"
-        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {opts.runs} runs each; {mode}")
+        where = subprocess.run(
+            [sys.executable, "-c", "import fluxgraph; print(fluxgraph.__file__)"], env=env, cwd=os.sep, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {opts.runs} runs each; {mode}; {where}")
         print(f"{'':58s} {'median':>8s} {'[min-max]':13s} {'peak RSS':>11s}")
         _line("start-up (fluxgraph --version)", *median_run(["--version"], opts.runs, env), None)
         for command in commands:
