@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux, substitution
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, SubstituteFrom
-from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file
+from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file, is_remote
 from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource
 from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list
-from fluxgraph.repofs import norm_rel, secure_join
+from fluxgraph.repofs import PathEscape, join, norm_rel, secure_join
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -340,6 +340,9 @@ class ClusterWalker:
                 )
             )
             return
+        if self._components_escape(node, build_dir):
+            node.status = "failed"
+            return
         result = self.builder.build(build_dir, _flux_overlay(spec) if _needs_overlay(spec) else None)
         node.files = result.files
         node.incomplete = result.incomplete
@@ -350,6 +353,34 @@ class ClusterWalker:
             return
         node.status = "built"
         self._apply(node, result, queue)
+
+    def _components_escape(self, node: KustomizationNode, build_dir: str) -> bool:
+        """``spec.components`` entries join the build dir's kustomization, so kustomize's secure
+        file system refuses one that leaves the source root and the whole build fails. Reported
+        here, at the entry of the Flux object, not at the (possibly generated) kustomization file
+        the build would name."""
+        escaped = False
+        for i, c in enumerate(node.spec.components):
+            if not isinstance(c, str) or is_remote(c):
+                continue  # the build reports these
+            try:
+                p = join(build_dir, c)
+            except PathEscape as e:
+                why = str(e)
+            else:
+                if not self.builder.cache.fs.escapes(p):
+                    continue
+                why = f"{c!r} is a symlink that leaves the repository root"
+            escaped = True
+            node.problems.append(
+                Problem(
+                    "path-escape",
+                    f"spec.components[{i}] of Kustomization {node.spec.id}: {why}; kustomize refuses it and the build fails",
+                    self._spec_position(node, ("spec", "components", i)),
+                    kustomization=node.spec.id,
+                )
+            )
+        return escaped
 
     # -- post-build: substitution, identities, children -----------------------------------
     def _apply(self, node: KustomizationNode, result: BuildResult, queue: list[KustomizationNode]) -> None:

@@ -348,3 +348,12 @@ def test_repository_config_that_is_a_device_or_link_out_is_not_read(tmp_path, ou
     r = run_cli("check", str(repo))
     assert r.exit_code == 2 and "configuration file .fluxgraph.yaml" in r.stderr and SECRET not in r.output
     assert watch == []
+
+
+def test_escaping_flux_component_is_located_at_the_flux_object(tmp_path):
+    """A Flux spec.components entry that climbs out fails the build (kustomize's secure file
+    system), reported at the entry of the Flux Kustomization, not at the build dir."""
+    repo = make_repo(tmp_path / "repo", {"clusters/prod/apps.yaml": flux_ks("apps", "./apps", "  components: [../../../etc]\n")})
+    [f] = findings_of(check_json(repo), "path-escape")
+    assert (f["file"], f["line"], f["column"]) == ("clusters/prod/apps.yaml", 13, 16)
+    assert "spec.components[0]" in f["message"] and "build fails" in f["message"]

