@@ -140,7 +140,7 @@ def _cluster_text(ce: ClusterExplanation) -> list[str]:
         elif ns.residents:
             total = sum(len(v) for v in ns.residents.values())
             lines.append(
-                f"    also holds {total} object(s) of {len(ns.residents)} other Kustomization(s): {_listing(list(ns.residents), 6)}"
+                f"    also holds {total} other object(s), of {len(ns.residents)} Kustomization(s): {_listing(list(ns.residents), 6)}"
             )
         if ns.helm_targets:
             lines.append(f"    HelmReleases installing into it: {_listing(ns.helm_targets, 5)}")
