@@ -113,6 +113,9 @@ class KustomizationNode:
     substitution_errors: list[tuple[AppliedObject, tuple[Any, ...], Exception]] = field(default_factory=list)
     substituted: bool = False
     other_declarations: list[tuple[str, Location]] = field(default_factory=list)
+    # the applied object of the parent's build this node was made from; for the root, the
+    # first object of the walk that declares it again (flux-system/gotk-sync.yaml), if any
+    declared_by: AppliedObject | None = None
 
     @property
     def id(self) -> str:
@@ -485,14 +488,9 @@ class ClusterWalker:
 
     def _spec_position(self, node: KustomizationNode, path: tuple[Any, ...]) -> Location:
         """Position of a field of a Kustomization's declaration (its document in the repo)."""
-        decl = node.declared_at or node.spec.location
-        if node.parent is not None:
-            parent = self.model.kustomizations.get(node.parent)
-            if parent is not None:
-                for o in parent.objects:
-                    if o.ref.kind == "Kustomization" and o.ref.name == node.spec.name and (o.ref.namespace or node.spec.namespace) == node.spec.namespace:
-                        return o.resource.position(path)
-        return decl
+        if node.parent is not None and node.declared_by is not None:
+            return node.declared_by.resource.position(path)
+        return node.declared_at or node.spec.location
 
     def _visit(self, node: KustomizationNode, obj: AppliedObject, queue: list[KustomizationNode]) -> None:
         r = obj.resource
@@ -507,12 +505,14 @@ class ClusterWalker:
             if existing is not None:
                 if existing.parent is None and child.id == self.root.id:
                     existing.other_declarations.append((node.id, r.origin.location))
+                    if existing.declared_by is None:
+                        existing.declared_by = obj
                     if existing.declared_at is None or existing.spec.location.file.endswith("<synthesized>"):
                         existing.declared_at = r.origin.location
                 else:
                     existing.other_declarations.append((node.id, r.origin.location))
                 return
-            child_node = KustomizationNode(child, node.id, r.origin.location)
+            child_node = KustomizationNode(child, node.id, r.origin.location, declared_by=obj)
             self.model.kustomizations[child.id] = child_node
             queue.append(child_node)
         elif group == flux.HELM_GROUP and r.kind == "HelmRelease":

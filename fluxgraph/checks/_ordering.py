@@ -24,22 +24,10 @@ HR_GROUP = flux.HELM_GROUP
 
 
 def ks_object(cluster: ClusterModel, ks_id: str) -> AppliedObject | None:
-    """The applied object that declares Kustomization ``ks_id`` (the one the model used)."""
+    """The applied object that declares Kustomization ``ks_id`` (the one the model used; for the
+    root, the first object of the walk that declares it again)."""
     node = cluster.kustomizations.get(ks_id)
-    if node is None:
-        return None
-    ns, _, name = ks_id.partition("/")
-    owners: Iterable[KustomizationNode]
-    if node.parent is not None and node.parent in cluster.kustomizations:
-        owners = [cluster.kustomizations[node.parent]]
-    else:
-        owners = cluster.kustomizations.values()
-    for owner in owners:
-        for obj in owner.objects:
-            r = obj.ref
-            if r.kind == "Kustomization" and r.group == KS_GROUP and r.name == name and r.namespace == ns:
-                return obj
-    return None
+    return node.declared_by if node is not None else None
 
 
 def ks_location(cluster: ClusterModel, ks_id: str, path: tuple[Any, ...] = ()) -> Location:

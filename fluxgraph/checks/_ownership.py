@@ -104,17 +104,9 @@ def deletion_policy_text(spec: flux.FluxKustomization) -> str:
 def ks_object(cluster: ClusterModel, ks_id: str) -> AppliedObject | None:
     """The applied object that declares Kustomization ``ks_id`` in its parent's build."""
     node = cluster.kustomizations.get(ks_id)
-    if node is None or node.parent is None:
+    if node is None or node.parent is None or node.parent not in cluster.kustomizations:
         return None
-    parent = cluster.kustomizations.get(node.parent)
-    if parent is None:
-        return None
-    ns, _, name = ks_id.partition("/")
-    for obj in parent.objects:
-        r = obj.ref
-        if r.kind == "Kustomization" and r.group == KS_GROUP and r.name == name and (r.namespace or ns) == ns:
-            return obj
-    return None
+    return node.declared_by
 
 
 def happens_before(cluster: ClusterModel, ks_id: str) -> set[str]:

@@ -20,6 +20,7 @@ install in an environment that forbids writing bytecode): the worst case.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -82,7 +83,9 @@ def median_run(args: list[str], runs: int, env: dict[str, str] | None = None) ->
 
 
 def make_synthetic(root: Path, n: int) -> None:
-    """A bootstrap-style repo with n app Kustomizations."""
+    """A bootstrap-style repo with n app Kustomizations. Valid: `check` finds no error in it
+    (main() verifies this before timing), only one cascading-child-deletion warning per app
+    (removing an app's Kustomization deletes its Namespace)."""
     fs = root / "clusters" / "synth" / "flux-system"
     fs.mkdir(parents=True)
     (fs / "gotk-sync.yaml").write_text(
@@ -115,12 +118,12 @@ def make_synthetic(root: Path, n: int) -> None:
         (d / "kustomization.yaml").write_text("resources: [namespace.yaml, helmrelease.yaml, config.yaml]\n")
         (d / "namespace.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: _}\n")
         (d / "helmrelease.yaml").write_text(
-            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: ${APP}}\nspec:\n  interval: 1h\n"
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: ${APP}\nspec:\n  interval: 1h\n"
             "  chart: {spec: {chart: app, version: 1.0.0, sourceRef: {kind: HelmRepository, name: charts, namespace: flux-system}}}\n"
             "  values:\n    ingress: {host: '${APP}.${DOMAIN}'}\n    replicas: 2\n"
         )
         (d / "config.yaml").write_text(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${APP}-config}\ndata: {url: 'https://${APP}.${DOMAIN}', mode: prod}\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${APP}-config\ndata: {url: 'https://${APP}.${DOMAIN}', mode: prod}\n"
         )
 
 
@@ -191,6 +194,14 @@ def main() -> None:
                           *median_run(["diff", str(work), "--base", "HEAD", "--format", "json"], opts.runs, env), DIFF_BAR)
         if opts.synthetic and opts.command in ("graph", "check", "all"):
             command = "graph" if opts.command == "all" else opts.command
+            with tempfile.TemporaryDirectory() as td:
+                make_synthetic(Path(td), 10)
+                out = subprocess.run(
+                    [sys.executable, "-m", "fluxgraph", "check", td, "--format", "json"], env=env, cwd=os.sep, capture_output=True, text=True
+                ).stdout
+                errors = json.loads(out)["summary"]["findings"]["error"]
+                if errors:
+                    raise SystemExit(f"the synthetic repository is not valid: check reports {errors} error(s)")
             prev = None
             for n in [int(x) for x in opts.synthetic.split(",") if x]:
                 with tempfile.TemporaryDirectory() as td:
