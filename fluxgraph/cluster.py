@@ -22,7 +22,7 @@ from fluxgraph import envsubst, flux, substitution
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, SubstituteFrom
 from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file, is_remote
 from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource
-from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list
+from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list, string_values
 from fluxgraph.repofs import PathEscape, join, norm_rel, secure_join
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ class AppliedObject:
     ref: ObjRef  # Flux's identity (cluster-scoped kinds have no namespace)
     raw: dict[str, Any] | None = None  # the object before substitution, when substitution changed it
     substitution: str = "none"  # none | applied | disabled | skipped
+    _dollar_strings: list[tuple[tuple[Any, ...], str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -59,6 +60,13 @@ class AppliedObject:
     @property
     def pre_substitution(self) -> dict[str, Any]:
         return self.raw if self.raw is not None else self.resource.data
+
+    def dollar_strings(self) -> list[tuple[tuple[Any, ...], str]]:
+        """The string values of ``pre_substitution`` that contain ``$``, with their paths, in
+        document order: what every substitution rule looks at, walked once per object."""
+        if self._dollar_strings is None:
+            self._dollar_strings = string_values(self.pre_substitution, contains="$")
+        return self._dollar_strings
 
 
 @dataclass

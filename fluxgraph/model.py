@@ -86,3 +86,30 @@ def as_list(v: Any) -> list[Any]:
 
 def as_str(v: Any, default: str = "") -> str:
     return v if isinstance(v, str) else default
+
+
+def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> list[tuple[tuple[Any, ...], str]]:
+    """Every string value of ``node`` that contains ``contains``, with its path, in document
+    order (mapping keys are not visited).
+
+    Iterative, and a value's path is built only when the value is kept: the checks ask for
+    the few strings with a ``$`` among the tens of thousands of a large cluster.
+    """
+    out: list[tuple[tuple[Any, ...], str]] = []
+    stack: list[tuple[Any, Any]] = [(None, node)]  # (where, value); where = (parent where, key)
+    while stack:
+        where, n = stack.pop()
+        t = type(n)
+        if t is str or (t is not dict and t is not list and isinstance(n, str)):
+            if contains in n:
+                keys: list[Any] = []
+                w = where
+                while w is not None:
+                    w, k = w
+                    keys.append(k)
+                out.append(((*path, *reversed(keys)), n))
+        elif t is dict or isinstance(n, dict):
+            stack.extend(((where, k), v) for k, v in reversed(n.items()))
+        elif t is list or isinstance(n, list):
+            stack.extend(((where, i), n[i]) for i in range(len(n) - 1, -1, -1))
+    return out

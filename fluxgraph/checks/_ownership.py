@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import flux
+from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.model import Location, ObjRef, as_dict
 
@@ -196,6 +197,7 @@ class NamespaceUse:
         return sorted({o.owner for o in self.declarations})
 
 
+@per_cluster
 def namespace_uses(cluster: ClusterModel) -> dict[str, NamespaceUse]:
     uses: dict[str, NamespaceUse] = {}
 
@@ -236,6 +238,7 @@ class SharedNamespace:
     system: bool
 
 
+@per_cluster
 def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int]:
     """Rule ``prunable-shared-namespace``: the hazards found and how many Namespaces were looked at.
 
@@ -326,6 +329,7 @@ def _claims(
     return claims
 
 
+@per_cluster
 def renamed_namespaces(cluster: ClusterModel) -> tuple[list[RenamedNamespace], int]:
     """Rule ``renamed-namespace``: the hazards found and how many renames were looked at."""
     uses = namespace_uses(cluster)

@@ -31,6 +31,7 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from fluxgraph import envsubst, flux
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.model import Location, as_dict
+from fluxgraph.model import string_values as strings
 from fluxgraph.shell import parse_exec
 from fluxgraph.substitution import substitution_disabled
 
@@ -73,31 +74,11 @@ def dotted(path: Path) -> str:
     return out or "(document)"
 
 
-def strings(node: Any, path: Path = (), contains: str = "") -> list[tuple[Path, str]]:
-    """Every string value of ``node`` that contains ``contains``, with its path, in document
-    order (mapping keys are not visited).
-
-    Iterative, and a value's path is built only when the value is kept: the checks ask for
-    the few strings with a ``$`` among the tens of thousands of a large cluster.
-    """
-    out: list[tuple[Path, str]] = []
-    stack: list[tuple[Any, Any]] = [(None, node)]  # (where, value); where = (parent where, key)
-    while stack:
-        where, n = stack.pop()
-        t = type(n)
-        if t is str or (t is not dict and t is not list and isinstance(n, str)):
-            if contains in n:
-                keys: list[Any] = []
-                w = where
-                while w is not None:
-                    w, k = w
-                    keys.append(k)
-                out.append(((*path, *reversed(keys)), n))
-        elif t is dict or isinstance(n, dict):
-            stack.extend(((where, k), v) for k, v in reversed(n.items()))
-        elif t is list or isinstance(n, list):
-            stack.extend(((where, i), n[i]) for i in range(len(n) - 1, -1, -1))
-    return out
+def object_strings(obj: AppliedObject, contains: str) -> list[tuple[Path, str]]:
+    """``strings(obj.pre_substitution, contains=...)`` for a needle with a ``$`` in it, from the
+    object's strings with a ``$`` (walked once per object, however many checks ask)."""
+    assert "$" in contains
+    return [(p, s) for p, s in obj.dollar_strings() if contains in s]
 
 
 def get_path(data: Any, path: Path) -> Any:
@@ -197,36 +178,49 @@ def is_shell_script_text(text: str) -> bool:
     return m is not None and m.group(1).rsplit("/", 1)[-1] in SHELL_NAMES
 
 
+def _path_of(where: Any) -> Path:
+    keys: list[Any] = []
+    while where is not None:
+        where, k = where
+        keys.append(k)
+    return tuple(reversed(keys))
+
+
 def shell_scripts(data: Any) -> dict[Path, str]:
-    """Paths of the strings of ``data`` that a shell runs as a script -> what they are."""
+    """Paths of the strings of ``data`` that a shell runs as a script -> what they are.
+
+    Iterative, in document order (a container's ``command``/``args`` are judged before the
+    strings below them); paths are built only for what is kept."""
     out: dict[Path, str] = {}
-
-    def visit(node: Any, path: Path) -> None:
-        if isinstance(node, dict):
+    stack: list[tuple[Any, Any]] = [(None, data)]  # (where, node); where = (parent where, key)
+    while stack:
+        where, node = stack.pop()
+        t = type(node)
+        if t is dict or (t is not list and t is not str and isinstance(node, dict)):
             cmd, args = node.get("command"), node.get("args")
-            cl, al = _as_list(cmd), _as_list(args)
-            if cl is not None or al is not None:
-                combined = (cl or []) + (al or [])
-                pe = parse_exec(combined)
-                if pe is not None:
-                    n = len(cl or [])
-                    if pe.index < n:
-                        p = (*path, "command", pe.index) if isinstance(cmd, list) else (*path, "command")
-                    else:
-                        p = (*path, "args", pe.index - n) if isinstance(args, list) else (*path, "args")
-                    out[p] = f"the {pe.shell} -c script at {dotted(p)}"
-            if isinstance(node.get("script"), str) and "image" in node:
-                p = (*path, "script")
+            if cmd is not None or args is not None:
+                cl, al = _as_list(cmd), _as_list(args)
+                if cl is not None or al is not None:
+                    combined = (cl or []) + (al or [])
+                    pe = parse_exec(combined)
+                    if pe is not None:
+                        path = _path_of(where)
+                        n = len(cl or [])
+                        if pe.index < n:
+                            p = (*path, "command", pe.index) if isinstance(cmd, list) else (*path, "command")
+                        else:
+                            p = (*path, "args", pe.index - n) if isinstance(args, list) else (*path, "args")
+                        out[p] = f"the {pe.shell} -c script at {dotted(p)}"
+            if "image" in node and isinstance(node.get("script"), str):
+                p = (*_path_of(where), "script")
                 out[p] = f"the step script at {dotted(p)}"
-            for k, v in node.items():
-                visit(v, (*path, k))
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                visit(v, (*path, i))
-        elif isinstance(node, str) and is_shell_script_text(node) and path not in out:
-            out[path] = f"the shell script at {dotted(path)}"
-
-    visit(data, ())
+            stack.extend(((where, k), v) for k, v in reversed(node.items()))
+        elif t is list or (t is not str and isinstance(node, list)):
+            stack.extend(((where, i), node[i]) for i in range(len(node) - 1, -1, -1))
+        elif isinstance(node, str) and node.startswith("#!") and is_shell_script_text(node):
+            path = _path_of(where)
+            if path not in out:
+                out[path] = f"the shell script at {dotted(path)}"
     if data.get("kind") == "ConfigMap" and isinstance(data.get("data"), dict):
         for k, v in data["data"].items():
             if isinstance(v, str) and str(k).endswith((".sh", ".bash")):
@@ -408,7 +402,7 @@ def tokens(cluster: ClusterModel) -> list[Token]:
         data = obj.pre_substitution
         scripts: dict[Path, str] | None = None
         own: set[str] | None = None
-        for path, text in strings(data, contains="${"):
+        for path, text in object_strings(obj, "${"):
             t = parse(text)
             if t is None:
                 continue
@@ -568,7 +562,7 @@ def expects_substitution(obj: AppliedObject) -> bool:
     if substitution_disabled(obj.pre_substitution):
         return True
     return any(
-        not self_evaluated(obj, path) for path, _ in strings(obj.pre_substitution, contains="$${")
+        not self_evaluated(obj, path) for path, _ in object_strings(obj, "$${")
     )
 
 

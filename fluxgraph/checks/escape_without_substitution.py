@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import (
     dotted,
+    object_strings,
     postbuild_injected,
     self_evaluated,
     shell_scripts,
     short,
-    strings,
     text_location,
 )
 from fluxgraph.findings import RawFinding
@@ -38,7 +38,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             else:
                 why = f"Kustomization {ks.id} has no spec.postBuild, so Flux does not substitute it"
             scripts = None
-            for path, text in strings(obj.pre_substitution, contains="$${"):
+            for path, text in object_strings(obj, "$${"):
                 if "$${" not in text or self_evaluated(obj, path):
                     continue  # a Kustomization's patches are substituted by that Kustomization
                 if scripts is None:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import happens_before, loc, never_applied, unresolved
+from fluxgraph.checks._subst import ordered_after
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.findings import RawFinding
 from fluxgraph.model import as_dict
@@ -72,12 +73,15 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             ctx.evaluated()
             if ks.id in declarers:
                 continue  # applied first in the same apply (ssa ApplyAllStaged)
-            if before is None:
-                before = happens_before(cluster, ks.id)
-            if before & set(declarers):
+            # happens_before(ks) & declarers, without building the set for every Kustomization
+            # (on a long dependsOn chain that was quadratic)
+            if any(ordered_after(cluster, ks.id, d) for d in declarers):
                 continue
-            if what == "Namespace" and name in _existing_namespaces(cluster, ks.id, before):
-                continue
+            if what == "Namespace":
+                if before is None:
+                    before = happens_before(cluster, ks.id)
+                if name in _existing_namespaces(cluster, ks.id, before):
+                    continue
             decl_ks = sorted(declarers)
             decl = declarers[decl_ks[0]]
             by = " or ".join(f"Kustomization {k}" for k in decl_ks)

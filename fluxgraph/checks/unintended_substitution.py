@@ -12,11 +12,11 @@ from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import (
     dotted,
     line_around,
+    object_strings,
     provided,
     quote,
     render_expr,
     short,
-    strings,
     substituted_objects,
     text_location,
     tokens,
@@ -59,7 +59,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             raw = replace(raw, severity=Severity.ERROR)  # documented variant: the build fails
         yield raw
     for ks, obj in substituted_objects(ctx.cluster):
-        for path, text in strings(obj.pre_substitution, contains="$$"):
+        for path, text in object_strings(obj, "$$"):
             if "$$" not in text:
                 continue
             ctx.evaluated()

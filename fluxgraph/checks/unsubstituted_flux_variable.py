@@ -11,11 +11,11 @@ from fluxgraph.checks._subst import (
     dotted,
     flux_field,
     foreign_reason,
+    object_strings,
     parse,
     postbuild_injected,
     self_evaluated,
     shell_scripts,
-    strings,
     text_location,
 )
 from fluxgraph.findings import RawFinding
@@ -43,7 +43,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 continue  # "disabled": opted out on purpose
             data = obj.pre_substitution
             scripts = None
-            for path, text in strings(data, contains="${"):
+            for path, text in object_strings(obj, "${"):
                 t = parse(text)
                 if t is None or self_evaluated(obj, path):
                     continue
