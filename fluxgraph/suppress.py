@@ -25,6 +25,7 @@ from typing import Any
 from fluxgraph.findings import Finding
 from fluxgraph.kustomize.build import FileCache
 from fluxgraph.model import Location
+from fluxgraph.repofs import FileTooLarge, PathEscape
 
 ANNOTATION = "fluxgraph.io/ignore"
 _COMMENT_RE = re.compile(r"(?:^|\s)#\s*fluxgraph:\s*ignore\[([^\]]*)\]\s*(.*?)\s*$")
@@ -76,9 +77,15 @@ def _doc_spans(cache: FileCache, file: str) -> list[tuple[int, int, Any]]:
 def collect(cache: FileCache, files: set[str]) -> list[Suppression]:
     out: list[Suppression] = []
     for file in sorted(files):
+        try:
+            raw = cache.read_bytes(file)
+        except (OSError, PathEscape, FileTooLarge):
+            continue  # reported by the build that read it
+        if b"fluxgraph" not in raw:
+            continue  # both forms of suppression contain the word: no need to parse the file
         docs, _ = cache.documents(file)
         if not docs or docs[0].source is None or "fluxgraph" not in docs[0].source:
-            continue  # both forms of suppression contain the word
+            continue
         spans = _doc_spans(cache, file)
         # annotations
         for doc, (first, last, data) in zip(docs, spans, strict=True):

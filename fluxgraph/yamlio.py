@@ -12,8 +12,10 @@ This module is the only place where the parser's 0-based marks become 1-based po
 Limits (each becomes a located error with code ``input-limit``, never a crash or a hang):
 nesting depth, nodes per document after alias expansion ("billion laughs"), file size
 (``repofs.MAX_FILE_BYTES``). libyaml's scanner is quadratic in the depth of flow collections
-(``[[[[...``), so a document that *may* nest deeper than the limit (more ``[``/``{`` than
-``MAX_DEPTH``) is composed from events, stopping at the limit, instead of by the C composer.
+(``[[[[...``) and the C composer recurses once per level (100,000 levels overflow the C stack),
+so a document that *may* nest deeper than the limit (``_may_nest_deeper``: more ``[``/``{`` than
+``MAX_DEPTH``, or a line indented or prefixed by indicators 400 deep) is composed from events,
+stopping at the limit, instead of by the C composer.
 Duplicate mapping keys are an error in kustomize (yaml.v3 "mapping key already defined") and
 are reported; as in yaml.v3, keys are compared by their text, and every scalar key is kept as
 its text (``1: a`` has the key ``"1"``, as kyaml and JSON see it). Anchors may be redefined
@@ -326,8 +328,22 @@ def _too_deep(mark: Any) -> YamlLoadError:
 _DOC_MARKER = re.compile(rb"^---(?=[ \t\r\n]|$)", re.M)
 
 
+# A line starting with this many spaces and "- "/"? " indicators. Block collections nest one
+# level per column of indentation or per compact indicator (a block sequence in a mapping may
+# keep its parent's indentation, so at most two levels per column): without such a line a
+# document's block nesting stays under about 2 x 400 levels.
+_DEEP_BLOCK_LINE = re.compile(rb"^[ ?-]{400}", re.M)
+
+
 def _may_nest_deeper(data: bytes) -> bool:
-    """An upper bound: a document cannot nest flow collections deeper than it has ``[``/``{``."""
+    """Whether the C composer must not see ``data``: it recurses once per nesting level in C
+    (``- - - ...`` 100,000 deep overflows the stack and kills the process), and libyaml's
+    scanner is quadratic in the depth of flow collections. An upper bound, not the depth: a
+    document cannot nest flow collections deeper than it has ``[``/``{``, and without a line
+    matching ``_DEEP_BLOCK_LINE`` its block collections stay under about 800 levels. Such
+    documents are composed from events in Python, which stops at ``MAX_DEPTH``."""
+    if _DEEP_BLOCK_LINE.search(data):
+        return True
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return False
     return any(chunk.count(b"[") + chunk.count(b"{") > MAX_DEPTH for chunk in _DOC_MARKER.split(data))

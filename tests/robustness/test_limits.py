@@ -374,3 +374,25 @@ def test_outputs_of_limited_repository_do_not_crash(tmp_path):
         {"apps/bomb.yaml": billion_laughs(), "apps/deep.yaml": "x: " + "[" * 5000 + "]" * 5000 + "\n"},
     )
     outputs(repo)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x:\n" + "- " * 100_000 + "leaf",  # compact block sequences
+        "? " * 100_000 + "k",  # compact complex keys
+    ],
+    ids=["block-sequence-100k", "complex-keys-100k"],
+)
+def test_100000_deep_block_nesting_is_a_located_error_not_a_crash(tmp_path, body):
+    """The C composer recurses once per level: 100,000 levels overflowed the C stack and killed
+    the process (a segmentation fault, no report at all). Run in a child process so that a
+    regression fails this test instead of the test run."""
+    repo = make_repo(tmp_path / "repo", {"apps/deep.yaml": configmap("deep") + "---\n" + body + "\n"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluxgraph", "check", str(repo), "--format", "json"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 1, proc.stderr[-500:]
+    report = json.loads(proc.stdout)
+    [f] = _limit_findings(report)
+    assert f["file"] == "apps/deep.yaml" and "nests deeper than 256" in f["message"]
