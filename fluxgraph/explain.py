@@ -19,7 +19,7 @@ from fluxgraph import envsubst, flux, gc
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.findings import Finding
-from fluxgraph.model import FluxgraphError, Location, ObjRef, as_dict
+from fluxgraph.model import FluxgraphError, Location, ObjRef, as_dict, dotted
 from fluxgraph.substitution import substitution_disabled
 
 _OBJ_RE = re.compile(r"^[A-Z][A-Za-z0-9]*(?:\.[a-z0-9.-]+)?/[^/]+(?:/[^/]+)?$")
@@ -516,13 +516,6 @@ def _strings(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any,
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from _strings(v, (*path, i))
-
-
-def dotted(path: tuple[Any, ...]) -> str:
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else ("." if out else "") + str(step)
-    return out or "(document)"
 
 
 def variable_refs(obj: AppliedObject) -> Iterator[tuple[str, str, bool]]:

@@ -113,3 +113,27 @@ def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> 
         elif t is list or isinstance(n, list):
             stack.extend(((where, i), n[i]) for i in range(len(n) - 1, -1, -1))
     return out
+
+
+def value_at(data: Any, path: tuple[Any, ...]) -> Any:
+    """The value at ``path`` (mapping keys and list indexes) in parsed data, or None."""
+    cur = data
+    for step in path:
+        if isinstance(cur, dict) and step in cur:
+            cur = cur[step]
+        elif isinstance(cur, list) and isinstance(step, int) and 0 <= step < len(cur):
+            cur = cur[step]
+        else:
+            return None
+    return cur
+
+
+def dotted(path: tuple[Any, ...]) -> str:
+    """``("spec", "containers", 0, "args")`` -> ``spec.containers[0].args``."""
+    out = ""
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        else:
+            out += ("." if out else "") + str(step)
+    return out or "(document)"

@@ -56,16 +56,6 @@ def _walk(node: Any, path: tuple[Any, ...], key: Any, depth: int) -> Iterator[Ho
                 yield from _walk(v, (*path, i), key, depth + 1)
 
 
-def value_at(data: Any, path: tuple[Any, ...]) -> Any:
-    cur = data
-    for step in path:
-        if isinstance(cur, dict) and step in cur:
-            cur = cur[step]
-        elif isinstance(cur, list) and isinstance(step, int) and 0 <= step < len(cur):
-            cur = cur[step]
-        else:
-            return None
-    return cur
 
 
 def source_text(obj: AppliedObject, path: tuple[Any, ...]) -> str | None:

@@ -30,7 +30,8 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from fluxgraph import envsubst, flux
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
-from fluxgraph.model import Location, as_dict
+from fluxgraph.model import Location, as_dict, value_at
+from fluxgraph.model import dotted as dotted
 from fluxgraph.model import string_values as strings
 from fluxgraph.shell import parse_exec
 from fluxgraph.substitution import substitution_disabled
@@ -63,17 +64,6 @@ SELF_EVALUATED_KS_FIELDS = frozenset(
 # -- small helpers ------------------------------------------------------------------------
 
 
-def dotted(path: Path) -> str:
-    """``("spec", "containers", 0, "args")`` -> ``spec.containers[0].args``."""
-    out = ""
-    for step in path:
-        if isinstance(step, int):
-            out += f"[{step}]"
-        else:
-            out += ("." if out else "") + str(step)
-    return out or "(document)"
-
-
 def object_strings(obj: AppliedObject, contains: str) -> list[tuple[Path, str]]:
     """``strings(obj.pre_substitution, contains=...)`` for a needle with a ``$`` in it, from the
     object's strings with a ``$`` (walked once per object, however many checks ask)."""
@@ -81,16 +71,6 @@ def object_strings(obj: AppliedObject, contains: str) -> list[tuple[Path, str]]:
     return [(p, s) for p, s in obj.dollar_strings() if contains in s]
 
 
-def get_path(data: Any, path: Path) -> Any:
-    cur = data
-    for step in path:
-        if isinstance(cur, dict) and step in cur:
-            cur = cur[step]
-        elif isinstance(cur, list) and isinstance(step, int) and 0 <= step < len(cur):
-            cur = cur[step]
-        else:
-            return None
-    return cur
 
 
 def parse(text: str) -> Template | None:
@@ -133,7 +113,7 @@ def text_location(obj: AppliedObject, path: Path, offset: int) -> Location:
     source file (the string is looked up in the source document when a patch moved it)."""
     r = obj.resource
     doc = r.doc
-    text = get_path(obj.pre_substitution, path)
+    text = value_at(obj.pre_substitution, path)
     if doc is None or not isinstance(text, str):
         return r.position(path)
     node = doc.scalar_node(path)
@@ -447,7 +427,7 @@ def render_line(tok: Token, strict: bool) -> str | None:
 
 def became_null(tok: Token) -> bool:
     """The whole scalar renders empty and YAML reads it back as null (flux2#5245)."""
-    return tok.ref.start == 0 and tok.ref.end == len(tok.text) and get_path(tok.obj.data, tok.path) is None
+    return tok.ref.start == 0 and tok.ref.end == len(tok.text) and value_at(tok.obj.data, tok.path) is None
 
 
 # -- substituteFrom producers -------------------------------------------------------------
@@ -489,10 +469,10 @@ def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str], list[Pr
         if ref.kind in _SECRET_MAKERS:
             made_ns = ref.namespace
             if ref.kind == "InfisicalSecret":
-                ns = get_path(obj.data, ("spec", "managedSecretReference", "secretNamespace"))
+                ns = value_at(obj.data, ("spec", "managedSecretReference", "secretNamespace"))
                 made_ns = ns if isinstance(ns, str) and ns else made_ns
             made = next(
-                (v for p in _SECRET_MAKERS[ref.kind] if isinstance(v := get_path(obj.data, p), str) and v),
+                (v for p in _SECRET_MAKERS[ref.kind] if isinstance(v := value_at(obj.data, p), str) and v),
                 None,
             )
             if made is not None:
@@ -511,7 +491,7 @@ def substitute_from_path(obj: AppliedObject | None, kind: str, name: str) -> Pat
     base: Path = ("spec", "postBuild", "substituteFrom")
     if obj is None:
         return base
-    lst = get_path(obj.pre_substitution, base)
+    lst = value_at(obj.pre_substitution, base)
     if isinstance(lst, list):
         for i, e in enumerate(lst):
             if isinstance(e, dict) and e.get("name") == name and (e.get("kind") or kind) == kind:

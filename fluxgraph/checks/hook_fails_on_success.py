@@ -8,10 +8,10 @@ from dataclasses import replace
 from typing import Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._pods import find_hooks, source_text, text_location, value_at
+from fluxgraph.checks._pods import find_hooks, source_text, text_location
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.findings import RawFinding, Severity
-from fluxgraph.model import Location
+from fluxgraph.model import Location, value_at
 from fluxgraph.shell import ExitVerdict, analyze_exec, analyze_exit, parse_exec
 
 ID = "hook-fails-on-success"

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 from fluxgraph import envsubst
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._subst import dotted, get_path, short, text_location
+from fluxgraph.checks._subst import dotted, short, text_location
 from fluxgraph.findings import RawFinding
+from fluxgraph.model import value_at
 
 ID = "invalid-substitution-syntax"
 
@@ -27,7 +28,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 detail = err.flux_message
             else:
                 continue  # unset variables are undefined-substitution-variable's
-            text = get_path(obj.pre_substitution, path)
+            text = value_at(obj.pre_substitution, path)
             if not isinstance(text, str):
                 continue
             end = text.find("}", start)
