@@ -59,6 +59,14 @@ def substitute_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def model_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """What every command that builds the model takes: --cluster/--env, --flux-version,
+    --strict/--no-strict, --substitute and --substitute-from (in that order in --help)."""
+    for option in (substitute_options, strict_option, flux_version_option, env_option, cluster_option):
+        f = option(f)
+    return f
+
+
 def _confined(base: Path, rel: str, what: str) -> None:
     """A file that the repository itself names for fluxgraph (the ``.fluxgraph.yaml`` found from
     PATH upwards, the baseline that file names) is repository input, read on the same terms as
@@ -147,11 +155,7 @@ GRAPH_FORMAT_NAMES = ["text", "json", "dot", "svg", "png", "mermaid"]
 
 @main.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False))
-@cluster_option
-@env_option
-@flux_version_option
-@strict_option
-@substitute_options
+@model_options
 @click.option(
     "--format",
     "fmt",
@@ -279,11 +283,7 @@ CHECK_FORMATS = ["text", "json", "sarif", "junit", "github"]
 
 @main.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False))
-@cluster_option
-@env_option
-@flux_version_option
-@strict_option
-@substitute_options
+@model_options
 @click.option(
     "--format",
     "fmts",
@@ -446,11 +446,7 @@ def _rel_dir(p: str | None) -> str | None:
 @main.command("explain")
 @click.argument("target")
 @click.argument("path", default=".", type=click.Path(file_okay=False))
-@cluster_option
-@env_option
-@flux_version_option
-@strict_option
-@substitute_options
+@model_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--to", "move_to", metavar="KUSTOMIZATION", default=None, help="Plan moving TARGET to this Kustomization (namespace/name; new or existing).")
 @click.option("--to-path", "move_path", metavar="DIR", default=None, help="With --to and a new Kustomization: the folder it will build.")
@@ -496,11 +492,7 @@ def explain_cmd(
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @click.option("--base", "base_rev", required=True, metavar="REV", help="The git revision to compare from (e.g. origin/main).")
 @click.option("--head", "head_rev", default=None, metavar="REV", help="The git revision to compare to (default: the working tree).")
-@cluster_option
-@env_option
-@flux_version_option
-@strict_option
-@substitute_options
+@model_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "mermaid", "dot"]), default="text", show_default=True)
 @click.option(
     "--fail-on",
