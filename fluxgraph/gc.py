@@ -42,8 +42,13 @@ from fluxgraph.model import ObjRef, as_dict
 PRUNE_KEY = "kustomize.toolkit.fluxcd.io/prune"
 RECONCILE_KEY = "kustomize.toolkit.fluxcd.io/reconcile"
 SSA_KEY = "kustomize.toolkit.fluxcd.io/ssa"
-# deleteObjects(): Exclusions (compared with AnyInMetadata, case-insensitive)
+# kustomize-controller deleteObjects(): the exclusions of prune and of the finalizer
+# (compared with fluxcd/pkg AnyInMetadata, case-insensitive)
 GC_EXCLUSIONS = ((PRUNE_KEY, "disabled"), (RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
+# kustomize-controller apply(): objects that are never applied
+APPLY_EXCLUSIONS = ((RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
+# The API server's NamespaceLifecycle admission plugin refuses to delete these
+# (kubernetes plugin/pkg/admission/namespace/lifecycle, immortalNamespaces).
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 CRD_GROUP = "apiextensions.k8s.io"
 DATA_KINDS = frozenset({"PersistentVolumeClaim", "PersistentVolume"})
@@ -75,20 +80,26 @@ def worse(a: str, b: str) -> str:
     return a if _RANK[a] >= _RANK[b] else b
 
 
-def protection(data: dict[str, Any]) -> str | None:
-    """Why ``deleteObjects`` skips the object (labels/annotations as last applied), or None."""
+def metadata_match(data: dict[str, Any], pairs: Iterable[tuple[str, str]]) -> str | None:
+    """fluxcd/pkg ``AnyInMetadata``: the first ``key: value`` (label or annotation, non-empty
+    value, case-insensitive) found on the object, as text; None when there is none."""
     md = as_dict(data.get("metadata"))
     for sect, what in (("labels", "label"), ("annotations", "annotation")):
         m = as_dict(md.get(sect))
-        for key, val in GC_EXCLUSIONS:
+        for key, val in pairs:
             v = m.get(key)
             if isinstance(v, str) and v != "" and v.lower() == val.lower():
                 return f"{what} {key}: {v}"
     return None
 
 
+def protection(data: dict[str, Any]) -> str | None:
+    """Why ``deleteObjects`` skips the object (labels/annotations as last applied), or None."""
+    return metadata_match(data, GC_EXCLUSIONS)
+
+
 def finalizer_deletes(spec: flux.FluxKustomization) -> bool:
-    """``finalizerShouldDeleteResources`` (the inventory assumed non-empty)."""
+    """kustomize-controller ``finalizerShouldDeleteResources`` (the inventory assumed non-empty)."""
     if spec.suspend:
         return False
     if spec.deletion_policy == "MirrorPrune":

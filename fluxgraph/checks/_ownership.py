@@ -19,28 +19,15 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from fluxgraph import flux
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
+from fluxgraph.gc import APPLY_EXCLUSIONS, GC_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match
 from fluxgraph.model import Location, ObjRef, as_dict
 
 KS_GROUP = flux.KUSTOMIZE_GROUP
-PRUNE_KEY = "kustomize.toolkit.fluxcd.io/prune"
-RECONCILE_KEY = "kustomize.toolkit.fluxcd.io/reconcile"
-SSA_KEY = "kustomize.toolkit.fluxcd.io/ssa"
-
-# kustomize-controller deleteObjects(): the exclusions of prune and of the finalizer
-GC_EXCLUSIONS = ((PRUNE_KEY, "disabled"), (RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
-# kustomize-controller apply(): objects that are never applied
-APPLY_EXCLUSIONS = ((RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
-
-# The API server's NamespaceLifecycle admission plugin refuses to delete these
-# (kubernetes plugin/pkg/admission/namespace/lifecycle, immortalNamespaces).
-IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # Namespaces every cluster has, whatever the repository says; they are shared by definition.
 SYSTEM_NAMESPACES = IMMORTAL_NAMESPACES | {"kube-node-lease"}
 
@@ -50,19 +37,6 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 def loc(location: Location) -> str:
     """``file:line`` for messages."""
     return f"{location.file}:{location.line}"
-
-
-def metadata_match(data: dict[str, Any], pairs: Iterable[tuple[str, str]]) -> str | None:
-    """fluxcd/pkg ``AnyInMetadata``: the first ``key: value`` (label or annotation, non-empty
-    value, case-insensitive) found on the object, as text; None when there is none."""
-    md = as_dict(data.get("metadata"))
-    for sect, what in (("labels", "label"), ("annotations", "annotation")):
-        m = as_dict(md.get(sect))
-        for key, val in pairs:
-            v = m.get(key)
-            if isinstance(v, str) and v != "" and v.lower() == val.lower():
-                return f"{what} {key}: {v}"
-    return None
 
 
 def gc_protection(obj: AppliedObject) -> str | None:
@@ -84,16 +58,6 @@ def unresolved(ref: ObjRef) -> bool:
     """An identity that still holds a ``${var}`` after substitution: a variable only the cluster
     knows (or no substitution at all, which the API server rejects): not comparable."""
     return "${" in ref.name or "${" in ref.namespace
-
-
-def finalizer_deletes(spec: flux.FluxKustomization) -> bool:
-    """kustomize-controller ``finalizerShouldDeleteResources`` (inventory assumed non-empty)."""
-    if spec.suspend:
-        return False
-    policy = spec.deletion_policy
-    if policy == "MirrorPrune":
-        return spec.prune
-    return policy in ("Delete", "WaitForTermination")
 
 
 def deletion_policy_text(spec: flux.FluxKustomization) -> str:

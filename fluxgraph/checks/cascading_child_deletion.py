@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import (
     deletion_policy_text,
-    finalizer_deletes,
     gc_protection,
     ks_object,
     loc,
@@ -18,6 +17,7 @@ from fluxgraph.checks._ownership import (
 )
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.gc import finalizer_deletes
 from fluxgraph.model import as_dict
 
 ID = "cascading-child-deletion"
