@@ -6,7 +6,8 @@ Run:  python tests/bench/bench_graph.py [--runs 7] [--command graph|check|explai
 
 Each figure is the median of several runs of ``python -m fluxgraph ...`` as a user runs it
 (interpreter start, imports, analysis, output, exit), with the peak RSS of that process read
-from ``wait4``. Also generates synthetic repositories of N Kustomizations (each with a
+from ``wait4``. The runs are interleaved (every row once per round) and two reference rows
+(an empty interpreter, a fixed CPU-bound loop) show how fast the machine was meanwhile. Also generates synthetic repositories of N Kustomizations (each with a
 HelmRelease, a ConfigMap, a Namespace, dependsOn on its predecessor and postBuild
 substitution) to show how time and peak RSS grow. Not a test: machines are noisy, so it prints
 medians and ratios and leaves the judging to the reader.
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
@@ -58,13 +60,13 @@ def _diff_edit(root: Path) -> None:
         k2.write_text(text.replace("resources:\n", "resources:\n  - ./extra.yaml\n", 1))
 
 
-def run_once(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one `python -m fluxgraph ...` process, started in the
-    filesystem root so that `-m` imports the package PYTHONPATH names, not one in the cwd."""
+def run_once(args: list[str], env: dict[str, str] | None = None, *, program: list[str] | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one `python -m fluxgraph ...` process (or of
+    ``program``), started in the filesystem root so that `-m` imports the package PYTHONPATH
+    names, not one in the cwd."""
+    argv = program if program is not None else [sys.executable, "-m", "fluxgraph", *args]
     t = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fluxgraph", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=os.sep
-    )
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=os.sep)
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -72,7 +74,7 @@ def run_once(args: list[str], env: dict[str, str] | None = None) -> tuple[float,
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code
     if code not in (0, 1):
-        raise SystemExit(f"fluxgraph {' '.join(args)} failed ({code}):\n{err.decode()[-2000:]}")
+        raise SystemExit(f"{' '.join(argv)} failed ({code}):\n{err.decode()[-2000:]}")
     return wall, usage.ru_maxrss / 1024
 
 
@@ -80,6 +82,28 @@ def median_run(args: list[str], runs: int, env: dict[str, str] | None = None) ->
     results = [run_once(args, env) for _ in range(runs)]
     walls = [r[0] for r in results]
     return statistics.median(walls), max(r[1] for r in results), walls
+
+
+@dataclass
+class Job:
+    label: str
+    args: list[str]
+    bar: float | None = None
+    program: list[str] | None = None  # a reference program instead of fluxgraph
+    walls: list[float] = field(default_factory=list)
+    rss: float = 0.0
+
+
+def run_interleaved(jobs: list[Job], runs: int, env: dict[str, str]) -> None:
+    """Every job once per round, ``runs`` rounds: a slow spell of a noisy machine then slows
+    every row alike instead of whichever rows it happened to fall on."""
+    for _ in range(runs):
+        for job in jobs:
+            wall, rss = run_once(job.args, env, program=job.program)
+            job.walls.append(wall)
+            job.rss = max(job.rss, rss)
+    for job in jobs:
+        _line(job.label, statistics.median(job.walls), job.rss, job.walls, job.bar)
 
 
 def make_synthetic(root: Path, n: int) -> None:
@@ -167,20 +191,30 @@ def main() -> None:
         ).stdout.strip()
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {opts.runs} runs each; {mode}; {where}")
         print(f"{'':58s} {'median':>8s} {'[min-max]':13s} {'peak RSS':>11s}")
-        _line("start-up (fluxgraph --version)", *median_run(["--version"], opts.runs, env), None)
+        # references for the machine's state: an empty interpreter and a fixed CPU-bound loop
+        jobs = [
+            Job("reference: python -c pass", [], program=[sys.executable, "-c", "pass"]),
+            Job("reference: python, sum(range(10**7)) (CPU speed)", [], program=[sys.executable, "-c", "sum(range(10**7))"]),
+            Job("start-up (fluxgraph --version)", ["--version"]),
+        ]
         for command in commands:
             if command in ("graph", "check"):
                 for name, extra, bar in TARGETS:
                     path = opts.corpus / name
-                    if not path.is_dir():
+                    if path.is_dir():
+                        jobs.append(Job(f"{command} {name}", [command, str(path), "--format", "json", *extra], bar))
+                    else:
                         print(f"{command} {name}: corpus missing")
-                        continue
-                    _line(f"{command} {name}", *median_run([command, str(path), "--format", "json", *extra], opts.runs, env), bar)
             elif command == "explain":
                 path = opts.corpus / LARGEST
                 if path.is_dir():
-                    _line(f"explain {LARGEST} ({' '.join(EXPLAIN_ARGS)})",
-                          *median_run(["explain", *EXPLAIN_ARGS[:1], str(path), *EXPLAIN_ARGS[1:]], opts.runs, env), EXPLAIN_BAR)
+                    jobs.append(
+                        Job(
+                            f"explain {LARGEST} ({' '.join(EXPLAIN_ARGS)})",
+                            ["explain", *EXPLAIN_ARGS[:1], str(path), *EXPLAIN_ARGS[1:]],
+                            EXPLAIN_BAR,
+                        )
+                    )
             elif command == "diff":
                 src = opts.corpus / LARGEST
                 if src.is_dir():
@@ -190,8 +224,10 @@ def main() -> None:
                     _git(work, "add", "-A")
                     _git(work, "commit", "-qm", "base")
                     _diff_edit(work)
-                    _line(f"diff --base HEAD {LARGEST} (working tree edited)",
-                          *median_run(["diff", str(work), "--base", "HEAD", "--format", "json"], opts.runs, env), DIFF_BAR)
+                    jobs.append(
+                        Job(f"diff --base HEAD {LARGEST} (working tree edited)", ["diff", str(work), "--base", "HEAD", "--format", "json"], DIFF_BAR)
+                    )
+        run_interleaved(jobs, opts.runs, env)
         if opts.synthetic and opts.command in ("graph", "check", "all"):
             command = "graph" if opts.command == "all" else opts.command
             with tempfile.TemporaryDirectory() as td:
