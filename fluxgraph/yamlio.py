@@ -64,6 +64,18 @@ def plain_scalar_tag(value: str) -> str:
             return str(tag.suffix)
     return "tag:yaml.org,2002:str"
 MAX_NODES_PER_DOCUMENT = 1_000_000
+# nodes built from one file, all documents together (aliases expanded): at least this many, and
+# never fewer than the file has bytes, so only alias expansion can reach it (200-byte documents
+# that each expand to 900,000 nodes, repeated, took 13 s and 680 MB for 8 KB)
+MIN_NODES_PER_FILE = 4_000_000
+# a mapping key defined twice is reported this many times per document at most
+MAX_DUPLICATE_KEYS = 100
+# libyaml compares each %TAG directive with every earlier one (quadratic)
+MAX_TAG_DIRECTIVES = 100
+_TAG_DIRECTIVE = re.compile(rb"^%TAG", re.M)
+# digits of an integer literal kept as a number; longer ones stay text (Python refuses to print
+# ints of more than 4,300 digits, and no Kubernetes field holds one)
+MAX_INT_DIGITS = 1000
 
 
 class YamlLoadError(Exception):
@@ -328,11 +340,11 @@ def _too_deep(mark: Any) -> YamlLoadError:
 _DOC_MARKER = re.compile(rb"^---(?=[ \t\r\n]|$)", re.M)
 
 
-# A line starting with this many spaces and "- "/"? " indicators. Block collections nest one
+# A run of this many spaces and "- "/"? " indicators. Block collections nest one
 # level per column of indentation or per compact indicator (a block sequence in a mapping may
 # keep its parent's indentation, so at most two levels per column): without such a line a
 # document's block nesting stays under about 2 x 400 levels.
-_DEEP_BLOCK_LINE = re.compile(rb"^[ ?-]{400}", re.M)
+_DEEP_BLOCK_LINE = re.compile(rb"[ ?-]{400}")  # anywhere: libyaml also breaks lines at \r, NEL, LS, PS
 
 
 def _may_nest_deeper(data: bytes) -> bool:
@@ -340,7 +352,9 @@ def _may_nest_deeper(data: bytes) -> bool:
     (``- - - ...`` 100,000 deep overflows the stack and kills the process), and libyaml's
     scanner is quadratic in the depth of flow collections. An upper bound, not the depth: a
     document cannot nest flow collections deeper than it has ``[``/``{``, and without a line
-    matching ``_DEEP_BLOCK_LINE`` its block collections stay under about 800 levels. Such
+    matching ``_DEEP_BLOCK_LINE`` (looked for anywhere, not only after "\n": libyaml starts
+    lines at "\r", NEL, LS and PS too, and skips a BOM) its block collections stay under about
+    800 levels. Such
     documents are composed from events in Python, which stops at ``MAX_DEPTH``."""
     if _DEEP_BLOCK_LINE.search(data):
         return True
@@ -384,6 +398,8 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 def resolve_scalar(tag: str, value: str) -> Any:
     if tag == _INT_TAG:
         v = value.replace("_", "")
+        if len(v) > MAX_INT_DIGITS:
+            return value
         try:
             sign = -1 if v.startswith("-") else 1
             body = v.lstrip("+-")
@@ -426,15 +442,44 @@ def _tag(node: Node) -> str:
 
 
 class _Constructor:
-    def __init__(self) -> None:
+    """Builds the documents of one file: ``limit`` caps the nodes of each document, ``budget``
+    those of the whole file (both with aliases expanded)."""
+
+    def __init__(self, budget: int = MIN_NODES_PER_FILE) -> None:
         self.count = 0
+        self.limit = MAX_NODES_PER_DOCUMENT
+        self.budget = budget  # what the file may still build
+        self.aliased = False
         self.duplicates: list[tuple[str, int, int]] = []
+        self.more_duplicates = 0
         self._built: set[int] = set()  # collections built once: meeting one again is an alias
+
+    def start_document(self) -> None:
+        self.budget -= self.count
+        self.limit = min(MAX_NODES_PER_DOCUMENT, self.budget)
+        self.count = 0
+        self.aliased = False
+        self.duplicates = []
+        self.more_duplicates = 0
+
+    def _over(self, node: Node) -> YamlLoadError:
+        if self.limit < MAX_NODES_PER_DOCUMENT:
+            what = f"the file expands to more than {MIN_NODES_PER_FILE} nodes"
+        else:
+            what = f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes"
+        return YamlLoadError(
+            what + (" (alias expansion)" if self.aliased else ""),
+            node.start_mark.line + 1,
+            node.start_mark.column + 1,
+            code="input-limit",
+        )
 
     def _child(self, node: Node, depth: int, where: Any) -> Any:
         """Build a child; an alias expansion over the limit is located where the alias is used
         (``where``, the outermost such place), not at the shared anchor."""
         alias = node.__class__ is not ScalarNode and id(node) in self._built
+        if alias:
+            self.aliased = True
         try:
             return self.build(node, depth)
         except YamlLoadError as e:
@@ -446,13 +491,8 @@ class _Constructor:
         if depth > MAX_DEPTH:
             raise _too_deep(node.start_mark)
         self.count += 1
-        if self.count > MAX_NODES_PER_DOCUMENT:
-            raise YamlLoadError(
-                f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes (alias expansion)",
-                node.start_mark.line + 1,
-                node.start_mark.column + 1,
-                code="input-limit",
-            )
+        if self.count > self.limit:
+            raise self._over(node)
         cls = node.__class__
         if cls is ScalarNode:
             tag = _tag(node)
@@ -463,6 +503,8 @@ class _Constructor:
             for n in node.value:
                 if n.__class__ is ScalarNode and _tag(n) == _STR_TAG:
                     self.count += 1
+                    if self.count > self.limit:
+                        raise self._over(n)
                     out_l.append(n.value)
                 else:
                     out_l.append(self._child(n, depth + 1, node.start_mark))
@@ -480,11 +522,23 @@ class _Constructor:
                     # `"1": b` are the same key, `1` and `true` are not
                     key = knode.value
                 else:
-                    key = str(self.build(knode, depth + 1))
+                    # "? [a, b]: v": kyaml reads it, but the object cannot become JSON, so the
+                    # build fails (and turning the key into text grows exponentially with nesting)
+                    raise YamlLoadError(
+                        "a mapping key that is a sequence or a mapping (complex key) cannot be a Kubernetes field",
+                        knode.start_mark.line + 1,
+                        knode.start_mark.column + 1,
+                    )
                 if key in out:
-                    self.duplicates.append((str(key), knode.start_mark.line + 1, knode.start_mark.column + 1))
+                    if len(self.duplicates) < MAX_DUPLICATE_KEYS:
+                        shown = key if len(key) <= 80 else key[:80] + "..."
+                        self.duplicates.append((shown, knode.start_mark.line + 1, knode.start_mark.column + 1))
+                    else:
+                        self.more_duplicates += 1
                 if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
                     self.count += 2
+                    if self.count > self.limit:
+                        raise self._over(vnode)
                     out[key] = vnode.value
                 else:
                     self.count += 1
@@ -516,10 +570,12 @@ def load_documents(file: str, data: bytes) -> LoadResult:
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         return LoadResult([], [YamlLoadError(f"not valid UTF-8 (byte 0x{data[e.start]:02x})", line, 1)])
+    if data.count(b"%TAG") > MAX_TAG_DIRECTIVES and len(_TAG_DIRECTIVE.findall(data)) > MAX_TAG_DIRECTIVES:
+        return LoadResult([], [YamlLoadError(f"more than {MAX_TAG_DIRECTIVES} %TAG directives", code="input-limit")])
     try:
         nodes = _compose_all(data)
     except YamlLoadError as e:
-        return LoadResult([], [e])
+        return LoadResult([], [e.with_traceback(None)])
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -529,18 +585,23 @@ def load_documents(file: str, data: bytes) -> LoadResult:
     except (YAMLError, RecursionError, ValueError, TypeError) as e:
         return LoadResult([], [YamlLoadError(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}")])
     docs: list[Document] = []
+    c = _Constructor(max(MIN_NODES_PER_FILE, len(data)))
     for i, node in enumerate(nodes):
-        c = _Constructor()
+        c.start_document()
+        if c.budget <= 0:
+            break  # reported with the document that used the rest
         try:
             value = c.build(node)
         except YamlLoadError as e:
-            errors.append(e)
+            errors.append(e.with_traceback(None))  # the traceback would keep the partial build alive
             continue
         except RecursionError:
             errors.append(YamlLoadError("document nests too deeply", node.start_mark.line + 1, 1, code="input-limit"))
             continue
         for key, line, col in c.duplicates:
             errors.append(YamlLoadError(f"mapping key {key!r} already defined", line, col))
+        if c.more_duplicates:
+            errors.append(YamlLoadError(f"{c.more_duplicates} more mapping keys defined twice in this document"))
         if value is None:
             continue
         docs.append(Document(file=file, index=i, line=node.start_mark.line + 1, data=value, node=node, source=source))

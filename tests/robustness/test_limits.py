@@ -381,8 +381,13 @@ def test_outputs_of_limited_repository_do_not_crash(tmp_path):
     [
         "x:\n" + "- " * 100_000 + "leaf",  # compact block sequences
         "? " * 100_000 + "k",  # compact complex keys
+        # libyaml also starts a line at \r, NEL, LS and PS, and skips a BOM at its start
+        "x:\r" + "- " * 100_000 + "leaf",
+        "x:\u0085" + "- " * 100_000 + "leaf",
+        "x:\u2028" + "- " * 100_000 + "leaf",
+        "x:\n\ufeff" + "- " * 100_000 + "leaf",
     ],
-    ids=["block-sequence-100k", "complex-keys-100k"],
+    ids=["block-sequence-100k", "complex-keys-100k", "after-cr", "after-nel", "after-ls", "after-bom"],
 )
 def test_100000_deep_block_nesting_is_a_located_error_not_a_crash(tmp_path, body):
     """The C composer recurses once per level: 100,000 levels overflowed the C stack and killed
@@ -396,3 +401,67 @@ def test_100000_deep_block_nesting_is_a_located_error_not_a_crash(tmp_path, body
     report = json.loads(proc.stdout)
     [f] = _limit_findings(report)
     assert f["file"] == "apps/deep.yaml" and "nests deeper than 256" in f["message"]
+
+
+
+def _load_in_child(data: bytes) -> dict:
+    """load_documents in a fresh interpreter: its outcome, CPU seconds and peak RSS (MiB)."""
+    code = (
+        "import json, resource, sys, time\n"
+        "from fluxgraph.yamlio import load_documents\n"
+        "data = sys.stdin.buffer.read()\n"
+        "t = time.process_time()\n"
+        "r = load_documents('x.yaml', data)\n"
+        "print(json.dumps({'docs': len(r.documents), 'errors': [[e.message, e.code] for e in r.errors],"
+        " 'cpu': time.process_time() - t, 'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()[-1000:]
+    return json.loads(proc.stdout)
+
+
+_BOMB = (
+    "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+    "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+    "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        # str() of a nested complex key doubled in length per level: 64 bytes took 10 s and 2.5 GB
+        ("nested-complex-keys", b"{" * 40 + b"}" * 40, "complex key"),
+        ("question-mark-keys", b"? " * 40 + b"a", "complex key"),
+        # a 4,000-digit hex int inside a complex key raised ValueError (int to str digit limit)
+        ("huge-int-key", b"? [0x" + b"f" * 4000 + b"]\n: v\n", "complex key"),
+        # each duplicate-key message held the whole 1 MB key: 2 GB for 2,000 duplicates
+        ("duplicate-huge-keys", b"s: &s " + b"x" * 1_000_000 + b"\n" + b"*s : \n" * 10_000, "already defined"),
+        # every document under the per-document limit, the file far over it: 13 s and 680 MB for 8 KB
+        ("bomb-per-document", ("---\n" + _BOMB).encode() * 40, "the file expands to more than"),
+        # libyaml compares every %TAG directive with all earlier ones: 18 s for 1.2 MB
+        ("tag-directives", "".join(f"%TAG !{i}! :\n" for i in range(80_000)).encode() + b"--- a\n", "%TAG directives"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "",
+)
+def test_hostile_documents_are_cheap_located_errors(name, data, message):
+    out = _load_in_child(data)
+    assert any(message in m for m, _ in out["errors"]), out["errors"][:3]
+    assert out["cpu"] < 5, (name, out["cpu"])
+    assert out["rss"] < 400, (name, out["rss"])
+
+
+def test_duplicate_key_reports_are_capped_and_short():
+    out = _load_in_child(b"s: &s " + b"x" * 1_000_000 + b"\n" + b"*s : \n" * 10_000)
+    messages = [m for m, _ in out["errors"]]
+    assert len(messages) == yamlio.MAX_DUPLICATE_KEYS + 1
+    assert max(len(m) for m in messages) < 200
+    assert messages[-1] == f"{10_000 - 1 - yamlio.MAX_DUPLICATE_KEYS} more mapping keys defined twice in this document"
+
+
+def test_huge_integer_literal_stays_text():
+    out = yamlio.load_documents("x.yaml", b"a: 0x" + b"f" * 5000 + b"\nb: 12\n")
+    assert not out.errors
+    data = out.documents[0].data
+    assert data["a"] == "0x" + "f" * 5000 and data["b"] == 12
+    json.dumps(data)  # printable: no int beyond Python's digit limit
