@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._pods import find_hooks, source_text, text_location
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.findings import RawFinding, Severity
 from fluxgraph.model import Location, value_at
-from fluxgraph.shell import ExitVerdict, analyze_exec, analyze_exit, parse_exec
+from fluxgraph.shell import analyze_exec, parse_exec
+
+if TYPE_CHECKING:
+    from fluxgraph.shell import ExitVerdict
 
 ID = "hook-fails-on-success"
 
@@ -82,6 +85,8 @@ def _locate(
     if written == script:
         return text_location(obj, spath, verdict.cause.start)
     if value_at(obj.pre_substitution, spath) == written:
+        from fluxgraph.shell import analyze_exit
+
         again = analyze_exit(written, errexit=errexit, pipefail=pipefail)
         if again.parse_ok and again.may_fail and again.kind == verdict.kind:
             return text_location(obj, spath, again.cause.start)

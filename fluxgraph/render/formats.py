@@ -1,22 +1,34 @@
-"""Report formats are registry entries: adding one never touches a check."""
+"""Report formats are registry entries: adding one never touches a check.
+
+Each entry imports its renderer on first use: a run writes one or two formats, and the SARIF
+and JUnit writers are not small.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from fluxgraph.engine import Report
-from fluxgraph.render.github import render_github
-from fluxgraph.render.json_report import render_json
-from fluxgraph.render.junit import render_junit
-from fluxgraph.render.sarif import render_sarif
-from fluxgraph.render.text import render_text
+if TYPE_CHECKING:
+    from fluxgraph.engine import Report
 
-Renderer = Callable[[Report, bool], str]
+Renderer = Callable[["Report", bool], str]
+
+
+def _lazy(module: str, function: str) -> Renderer:
+    def render(report: Report, color: bool) -> str:
+        fn: Renderer = getattr(importlib.import_module(f"fluxgraph.render.{module}"), function)
+        return fn(report, color)
+
+    render.__name__ = render.__qualname__ = function
+    return render
+
 
 FORMATS: dict[str, Renderer] = {
-    "text": render_text,
-    "json": render_json,
-    "sarif": render_sarif,
-    "junit": render_junit,
-    "github": render_github,
+    "text": _lazy("text", "render_text"),
+    "json": _lazy("json_report", "render_json"),
+    "sarif": _lazy("sarif", "render_sarif"),
+    "junit": _lazy("junit", "render_junit"),
+    "github": _lazy("github", "render_github"),
 }

@@ -96,10 +96,41 @@ raised by the shell itself (bad redirection targets, unset variables under ``set
 signals and timeouts, and zsh/ksh-only syntax.  Brace expansion and globs are kept as words.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .execcmd import SHELLS, ShellExec, parse_exec, script_from_exec
-from .exitstatus import FALLIBLE_COMMANDS, KINDS, ExitVerdict, Note, analyze_exit, analyze_program
-from .nodes import Program, Span
-from .parser import parse
+
+if TYPE_CHECKING:
+    from .exitstatus import FALLIBLE_COMMANDS, KINDS, ExitVerdict, Note, analyze_exit, analyze_program
+    from .nodes import Program, Span
+    from .parser import parse
+
+# The parser and the exit-status analysis are imported on first use (PEP 562): most runs only
+# need parse_exec to recognise a shell, and the rest is a noticeable part of start-up.
+_LAZY = {
+    "FALLIBLE_COMMANDS": "exitstatus",
+    "KINDS": "exitstatus",
+    "ExitVerdict": "exitstatus",
+    "Note": "exitstatus",
+    "analyze_exit": "exitstatus",
+    "analyze_program": "exitstatus",
+    "Program": "nodes",
+    "Span": "nodes",
+    "parse": "parser",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "FALLIBLE_COMMANDS",
@@ -121,6 +152,8 @@ __all__ = [
 
 def analyze_exec(command: list[str]) -> ExitVerdict | None:
     """Verdict for a shell ``-c`` exec command list, None when it is not one (never raises)."""
+    from .exitstatus import analyze_exit
+
     pe = parse_exec(command)
     if pe is None:
         return None
