@@ -14,7 +14,7 @@ nesting depth, nodes per document after alias expansion ("billion laughs"), file
 (``repofs.MAX_FILE_BYTES``). libyaml's scanner is quadratic in the depth of flow collections
 (``[[[[...``) and the C composer recurses once per level (100,000 levels overflow the C stack),
 so a document that *may* nest deeper than the limit (``_may_nest_deeper``: more ``[``/``{`` than
-``MAX_DEPTH``, or a line indented or prefixed by indicators 400 deep) is composed from events,
+``MAX_DEPTH``, or a run of 400 spaces and ``-``/``?`` indicators) is composed from events,
 stopping at the limit, instead of by the C composer.
 Duplicate mapping keys are an error in kustomize (yaml.v3 "mapping key already defined") and
 are reported; as in yaml.v3, keys are compared by their text, and every scalar key is kept as
@@ -63,6 +63,8 @@ def plain_scalar_tag(value: str) -> str:
         if rx.match(value):
             return str(tag.suffix)
     return "tag:yaml.org,2002:str"
+
+
 MAX_NODES_PER_DOCUMENT = 1_000_000
 # nodes built from one file, all documents together (aliases expanded): at least this many, and
 # never fewer than the file has bytes, so only alias expansion can reach it (200-byte documents
@@ -354,8 +356,8 @@ def _may_nest_deeper(data: bytes) -> bool:
     document cannot nest flow collections deeper than it has ``[``/``{``, and without a line
     matching ``_DEEP_BLOCK_LINE`` (looked for anywhere, not only after "\n": libyaml starts
     lines at "\r", NEL, LS and PS too, and skips a BOM) its block collections stay under about
-    800 levels. Such
-    documents are composed from events in Python, which stops at ``MAX_DEPTH``."""
+    800 levels. Such documents are composed from events in Python, which stops at
+    ``MAX_DEPTH``."""
     if _DEEP_BLOCK_LINE.search(data):
         return True
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
@@ -448,7 +450,9 @@ class _Constructor:
     def __init__(self, budget: int = MIN_NODES_PER_FILE) -> None:
         self.count = 0
         self.limit = MAX_NODES_PER_DOCUMENT
+        self.file_budget = budget
         self.budget = budget  # what the file may still build
+        self.file_limit_reported = False
         self.aliased = False
         self.duplicates: list[tuple[str, int, int]] = []
         self.more_duplicates = 0
@@ -462,9 +466,14 @@ class _Constructor:
         self.duplicates = []
         self.more_duplicates = 0
 
+    def file_limit_error(self) -> YamlLoadError:
+        self.file_limit_reported = True
+        return YamlLoadError(f"the file expands to more than {self.file_budget} nodes; later documents are not read", code="input-limit")
+
     def _over(self, node: Node) -> YamlLoadError:
         if self.limit < MAX_NODES_PER_DOCUMENT:
-            what = f"the file expands to more than {MIN_NODES_PER_FILE} nodes"
+            self.file_limit_reported = True
+            what = f"the file expands to more than {self.file_budget} nodes"
         else:
             what = f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes"
         return YamlLoadError(
@@ -588,8 +597,10 @@ def load_documents(file: str, data: bytes) -> LoadResult:
     c = _Constructor(max(MIN_NODES_PER_FILE, len(data)))
     for i, node in enumerate(nodes):
         c.start_document()
-        if c.budget <= 0:
-            break  # reported with the document that used the rest
+        if c.budget <= 0:  # reported with the document that used the rest, or here
+            if not c.file_limit_reported:
+                errors.append(c.file_limit_error())
+            break
         try:
             value = c.build(node)
         except YamlLoadError as e:
