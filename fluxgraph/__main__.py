@@ -1,3 +1,3 @@
-from fluxgraph.cli import entry
+from fluxgraph._entry import run
 
-entry()
+run()

@@ -110,8 +110,9 @@ def main() -> None:
 
 
 def entry() -> None:
-    """The ``fluxgraph`` program (console script and ``python -m fluxgraph``): ``main`` run as a
-    one-shot process.
+    """The ``fluxgraph`` program (console script and ``python -m fluxgraph``, through
+    ``fluxgraph._entry``, which raises the collector's thresholds before these imports): ``main``
+    run as a one-shot process.
 
     Two things about a one-shot process make it faster without changing what it computes:
 
