@@ -77,22 +77,26 @@ def _is_flux_ks(d: Any) -> bool:
     )
 
 
-def _find_syncs(node: Any, depth: int = 0) -> list[dict[str, Any]]:
-    """Mappings that look like a FluxInstance ``sync`` block, anywhere in a document."""
+def find_syncs(node: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """Mappings that look like a FluxInstance ``sync`` block (a ``sync`` mapping with a ``kind``),
+    anywhere in a document: a FluxInstance spec, or the ``instance:`` values of its chart."""
     out: list[dict[str, Any]] = []
     if depth > 12:
         return out
     if isinstance(node, dict):
         s = node.get("sync")
-        if isinstance(s, dict) and isinstance(s.get("path"), str) and s.get("kind") in ("GitRepository", "OCIRepository", "Bucket"):
+        if isinstance(s, dict) and isinstance(s.get("kind"), str):
             out.append(s)
         for v in node.values():
             if isinstance(v, (dict, list)):
-                out.extend(_find_syncs(v, depth + 1))
+                out.extend(find_syncs(v, depth + 1))
     elif isinstance(node, list):
         for v in node:
-            out.extend(_find_syncs(v, depth + 1))
+            out.extend(find_syncs(v, depth + 1))
     return out
+
+
+_SYNC_KINDS = ("GitRepository", "OCIRepository", "Bucket")
 
 
 def discover(cache: FileCache) -> list[ClusterRoot]:
@@ -142,7 +146,9 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
         if not _contains(cache, f, b"sync:"):
             continue
         for data, line in _docs(cache, f):
-            for s in _find_syncs(data):
+            for s in find_syncs(data):
+                if not isinstance(s.get("path"), str) or s.get("kind") not in _SYNC_KINDS:
+                    continue
                 rel, _ = secure_join(s["path"])
                 base = ""
                 if not cache.is_dir(rel):

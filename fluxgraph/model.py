@@ -88,6 +88,18 @@ def as_str(v: Any, default: str = "") -> str:
     return v if isinstance(v, str) else default
 
 
+def linked_path(where: Any) -> tuple[Any, ...]:
+    """The path of a linked list ``(parent, key)`` (``None`` is the root), outermost key first.
+
+    Walks over parsed data carry such a pair per node instead of a path tuple, and build the
+    tuple only for what they keep."""
+    keys: list[Any] = []
+    while where is not None:
+        where, key = where
+        keys.append(key)
+    return tuple(reversed(keys))
+
+
 def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> list[tuple[tuple[Any, ...], str]]:
     """Every string value of ``node`` that contains ``contains``, with its path, in document
     order (mapping keys are not visited).
@@ -102,12 +114,7 @@ def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> 
         t = type(n)
         if t is str or (t is not dict and t is not list and isinstance(n, str)):
             if contains in n:
-                keys: list[Any] = []
-                w = where
-                while w is not None:
-                    w, k = w
-                    keys.append(k)
-                out.append(((*path, *reversed(keys)), n))
+                out.append(((*path, *linked_path(where)), n))
         elif t is dict or isinstance(n, dict):
             stack.extend(((where, k), v) for k, v in reversed(n.items()))
         elif t is list or isinstance(n, list):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import envsubst
+from fluxgraph.model import linked_path
 from fluxgraph.yamlio import plain_scalar_tag, resolve_scalar
 
 DISABLE_KEY = "kustomize.toolkit.fluxcd.io/substitute"
@@ -67,14 +68,6 @@ def _reresolve(original: str, rendered: str) -> Any:
     return rendered
 
 
-def _path(where: Any) -> tuple[Any, ...]:
-    keys: list[Any] = []
-    while where is not None:
-        where, key = where
-        keys.append(key)
-    return tuple(reversed(keys))
-
-
 def apply(data: dict[str, Any], variables: dict[str, Any], *, strict: bool) -> SubstResult:
     """Substitute every string of ``data`` (a deep copy is made only where something changes)."""
     result = SubstResult(data=data)
@@ -88,7 +81,7 @@ def apply(data: dict[str, Any], variables: dict[str, Any], *, strict: bool) -> S
         for ref in r.unset:
             result.unset.add(ref.name)
         if r.error is not None:
-            result.errors.append((_path(where), r.error))
+            result.errors.append((linked_path(where), r.error))
             return text, False
         if r.text is None:
             result.unknown = True

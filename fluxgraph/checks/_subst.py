@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any, cast
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from fluxgraph import envsubst, flux
+from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
-from fluxgraph.model import Location, as_dict, value_at
+from fluxgraph.model import Location, as_dict, linked_path, value_at
 from fluxgraph.model import dotted as dotted
 from fluxgraph.model import string_values as strings
 from fluxgraph.shell import parse_exec
@@ -158,14 +159,6 @@ def is_shell_script_text(text: str) -> bool:
     return m is not None and m.group(1).rsplit("/", 1)[-1] in SHELL_NAMES
 
 
-def _path_of(where: Any) -> Path:
-    keys: list[Any] = []
-    while where is not None:
-        where, k = where
-        keys.append(k)
-    return tuple(reversed(keys))
-
-
 def shell_scripts(data: Any) -> dict[Path, str]:
     """Paths of the strings of ``data`` that a shell runs as a script -> what they are.
 
@@ -184,7 +177,7 @@ def shell_scripts(data: Any) -> dict[Path, str]:
                     combined = (cl or []) + (al or [])
                     pe = parse_exec(combined)
                     if pe is not None:
-                        path = _path_of(where)
+                        path = linked_path(where)
                         n = len(cl or [])
                         if pe.index < n:
                             p = (*path, "command", pe.index) if isinstance(cmd, list) else (*path, "command")
@@ -192,13 +185,13 @@ def shell_scripts(data: Any) -> dict[Path, str]:
                             p = (*path, "args", pe.index - n) if isinstance(args, list) else (*path, "args")
                         out[p] = f"the {pe.shell} -c script at {dotted(p)}"
             if "image" in node and isinstance(node.get("script"), str):
-                p = (*_path_of(where), "script")
+                p = (*linked_path(where), "script")
                 out[p] = f"the step script at {dotted(p)}"
             stack.extend(((where, k), v) for k, v in reversed(node.items()))
         elif t is list or (t is not str and isinstance(node, list)):
             stack.extend(((where, i), node[i]) for i in range(len(node) - 1, -1, -1))
         elif isinstance(node, str) and node.startswith("#!") and is_shell_script_text(node):
-            path = _path_of(where)
+            path = linked_path(where)
             if path not in out:
                 out[path] = f"the shell script at {dotted(path)}"
     if data.get("kind") == "ConfigMap" and isinstance(data.get("data"), dict):
@@ -359,9 +352,6 @@ class Token:
         return f"{self.ks.id}|{self.obj.ref}|{dotted(self.path)}|{self.expr}"
 
 
-_CACHE: dict[int, tuple[ClusterModel, list[Token]]] = {}
-
-
 def substituted_objects(cluster: ClusterModel) -> Iterator[tuple[KustomizationNode, AppliedObject]]:
     for ks in cluster.kustomizations.values():
         if not ks.substituted:
@@ -371,12 +361,10 @@ def substituted_objects(cluster: ClusterModel) -> Iterator[tuple[KustomizationNo
                 yield ks, obj
 
 
+@per_cluster
 def tokens(cluster: ClusterModel) -> list[Token]:
     """Every ``${...}`` (outermost expressions and their nested ones) in the objects that Flux
     substitutes, classified (see the module doc). Cached per cluster model."""
-    hit = _CACHE.get(id(cluster))
-    if hit is not None and hit[0] is cluster:
-        return hit[1]
     out: list[Token] = []
     for ks, obj in substituted_objects(cluster):
         data = obj.pre_substitution
@@ -406,8 +394,6 @@ def tokens(cluster: ClusterModel) -> list[Token]:
                     if reason is not None:
                         category, why = "foreign", reason
                 out.append(Token(ks, obj, path, text, ref, category, why))
-    _CACHE.clear()
-    _CACHE[id(cluster)] = (cluster, out)
     return out
 
 
@@ -499,7 +485,14 @@ def substitute_from_path(obj: AppliedObject | None, kind: str, name: str) -> Pat
     return base
 
 
-_AFTER: dict[int, tuple[ClusterModel, dict[str, list[str]], dict[str, set[str]]]] = {}
+@per_cluster
+def _reachability(cluster: ClusterModel) -> tuple[dict[str, list[str]], dict[str, set[str]]]:
+    """Who links to whom backwards (dependsOn and parent), and the answers found so far."""
+    preds: dict[str, list[str]] = {}
+    for node in cluster.kustomizations.values():
+        for nxt in [f"{d.namespace}/{d.name}" for d in node.spec.depends_on] + ([node.parent] if node.parent else []):
+            preds.setdefault(nxt, []).append(node.id)
+    return preds, {}
 
 
 def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
@@ -509,16 +502,7 @@ def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
     Answered from the set of Kustomizations that reach ``other`` through dependsOn and parent
     links (one backward walk per ``other``, cached per cluster): asking for every Kustomization
     of a 10,000-long dependsOn chain walked the chain each time."""
-    hit = _AFTER.get(id(cluster))
-    if hit is None or hit[0] is not cluster:
-        preds: dict[str, list[str]] = {}
-        for node in cluster.kustomizations.values():
-            for nxt in [f"{d.namespace}/{d.name}" for d in node.spec.depends_on] + ([node.parent] if node.parent else []):
-                preds.setdefault(nxt, []).append(node.id)
-        hit = (cluster, preds, {})
-        _AFTER.clear()
-        _AFTER[id(cluster)] = hit
-    _, preds, after = hit
+    preds, after = _reachability(cluster)
     reach = after.get(other)
     if reach is None:
         reach = set()

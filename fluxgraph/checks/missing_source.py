@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import ks_object
 from fluxgraph.cluster import ClusterModel
+from fluxgraph.discovery import find_syncs
 from fluxgraph.findings import RawFinding
 from fluxgraph.flux import SourceRef
 from fluxgraph.model import as_dict
@@ -30,23 +30,6 @@ from fluxgraph.model import as_dict
 ID = "missing-source"
 OPERATOR_GROUP = "fluxcd.controlplane.io"
 _TEMPLATE = re.compile(r"<<.*?>>")
-
-
-def _find_syncs(node: Any, depth: int = 0) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    if depth > 12:
-        return out
-    if isinstance(node, dict):
-        s = node.get("sync")
-        if isinstance(s, dict) and isinstance(s.get("kind"), str):
-            out.append(s)
-        for v in node.values():
-            if isinstance(v, (dict, list)):
-                out.extend(_find_syncs(v, depth + 1))
-    elif isinstance(node, list):
-        for v in node:
-            out.extend(_find_syncs(v, depth + 1))
-    return out
 
 
 def _matches(template: str, value: str) -> bool:
@@ -60,7 +43,7 @@ def declared_elsewhere(cluster: ClusterModel, ref: SourceRef) -> str | None:
     for obj in cluster.objects():
         r = obj.ref
         if r.group == OPERATOR_GROUP and r.kind == "FluxInstance":
-            for s in _find_syncs({"sync": as_dict(obj.data.get("spec")).get("sync")}):
+            for s in find_syncs({"sync": as_dict(obj.data.get("spec")).get("sync")}):
                 if (
                     s.get("kind") == ref.kind
                     and (s.get("name") or r.namespace) == ref.name
@@ -70,7 +53,7 @@ def declared_elsewhere(cluster: ClusterModel, ref: SourceRef) -> str | None:
         elif r.group == "helm.toolkit.fluxcd.io" and r.kind == "HelmRelease":
             spec = as_dict(obj.data.get("spec"))
             ns = spec.get("targetNamespace") if isinstance(spec.get("targetNamespace"), str) else r.namespace
-            for s in _find_syncs(spec.get("values")):
+            for s in find_syncs(spec.get("values")):
                 if s.get("kind") == ref.kind and (s.get("name") or ns) == ref.name and ns == ref.namespace:
                     return f"the FluxInstance of HelmRelease {r.namespace}/{r.name}"
         elif r.group == OPERATOR_GROUP and r.kind == "ResourceSet":
