@@ -26,7 +26,6 @@ Python).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -34,6 +33,8 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import Resolver
 from ruamel.yaml.tag import Tag
 from ruamel.yaml.util import LazyEval
+
+from fluxgraph._dataclass import dataclass, field
 
 try:  # the C parser; without it ruamel is about 6x slower
     from _ruamel_yaml import CParser

@@ -4,9 +4,9 @@ HelmRelease values, and mapping an offset inside a hook script back to the repos
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from fluxgraph._dataclass import dataclass
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.model import Location
 

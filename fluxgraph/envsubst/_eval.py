@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from fluxgraph._dataclass import dataclass
 
 from ._front import parse
 from ._funcs import GoPanic, lookup_func, normalize_bytes, to_default

@@ -16,7 +16,8 @@ an exec is whatever that program returns, which this package does not know.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from fluxgraph._dataclass import dataclass
 
 __all__ = ["SHELLS", "ShellExec", "parse_exec", "script_from_exec"]
 

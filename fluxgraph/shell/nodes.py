@@ -10,7 +10,8 @@ to ``Program.source`` of that inner program (``CommandSubst.absolute`` is False)
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+
+from fluxgraph._dataclass import dataclass, field
 
 
 @dataclass(frozen=True)
