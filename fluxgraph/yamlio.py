@@ -37,6 +37,7 @@ from ruamel.yaml.util import LazyEval
 from fluxgraph._dataclass import dataclass, field
 
 try:  # the C parser; without it ruamel is about 6x slower
+    import _ruamel_yaml
     from _ruamel_yaml import CParser
 except ImportError:  # pragma: no cover - exercised only on broken installs
     CParser = None
@@ -208,6 +209,62 @@ def _line_start(source: str, line: int) -> int:
     return pos
 
 
+class _ScalarNode(ScalarNode):
+    """ruamel's ScalarNode with one flat ``__init__``: ruamel's chains through ``Node.__init__``,
+    and the composer makes one node per scalar (a tenth of parsing a large repository)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, tag: Any, value: Any, start_mark: Any = None, end_mark: Any = None, style: Any = None, comment: Any = None, anchor: Any = None
+    ) -> None:
+        self.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
+        self.value = value
+        self.start_mark = start_mark
+        self.end_mark = end_mark
+        self.style = style
+        self.comment = comment
+        self.anchor = anchor
+
+
+class _SequenceNode(SequenceNode):
+    """ruamel's SequenceNode with one flat ``__init__``."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, tag: Any, value: Any, start_mark: Any = None, end_mark: Any = None, flow_style: Any = None, comment: Any = None, anchor: Any = None
+    ) -> None:
+        self.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
+        self.value = value
+        self.start_mark = start_mark
+        self.end_mark = end_mark
+        self.flow_style = flow_style
+        self.comment = comment
+        self.anchor = anchor
+
+
+class _MappingNode(MappingNode):
+    """ruamel's MappingNode with one flat ``__init__``."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, tag: Any, value: Any, start_mark: Any = None, end_mark: Any = None, flow_style: Any = None, comment: Any = None, anchor: Any = None
+    ) -> None:
+        self.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
+        self.value = value
+        self.start_mark = start_mark
+        self.end_mark = end_mark
+        self.flow_style = flow_style
+        self.comment = comment
+        self.anchor = anchor
+        self.merge = None
+
+
+_SEQ_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:seq")
+_MAP_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:map")
+
 if CParser is not None:
 
     class _Loader(CParser, Resolver):
@@ -219,13 +276,19 @@ if CParser is not None:
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             # BaseResolver.resolve for scalars (no path resolvers are registered): a plain
             # scalar by the first matching implicit rule, anything else is a string
-            if kind is ScalarNode:
+            if kind is _ScalarNode or kind is ScalarNode:
                 if implicit[0]:
                     for tag, rx in _IMPLICIT.get(value[:1], ()):
                         if rx.match(value):
                             return tag
                 return _STR_TAG_OBJ
+            if kind is _MappingNode:
+                return _MAP_TAG_OBJ
+            if kind is _SequenceNode:
+                return _SEQ_TAG_OBJ
             return Resolver.resolve(self, kind, value, implicit)
+
+    _C_NODE_CLASSES = {"ScalarNode": _ScalarNode, "SequenceNode": _SequenceNode, "MappingNode": _MappingNode}
 
 
 class _EventComposer:
@@ -300,8 +363,8 @@ class _EventComposer:
             elif isinstance(ev, ScalarEvent):
                 tag = ev.tag
                 if tag is None or tag == "!":
-                    tag = p.resolve(ScalarNode, ev.value, ev.implicit)
-                n: Node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
+                    tag = p.resolve(_ScalarNode, ev.value, ev.implicit)
+                n: Node = _ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -309,7 +372,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq"
-                n = SequenceNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                n = _SequenceNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -319,7 +382,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:map"
-                n = MappingNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                n = _MappingNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -378,6 +441,10 @@ def _compose_all(data: bytes) -> list[Node]:
         return _EventComposer(data).documents()
     loader = _Loader(data)
     nodes: list[Node] = []
+    # the C composer makes the node classes it finds in its module: ours, for this parse only
+    module = vars(_ruamel_yaml)
+    saved = {name: module[name] for name in _C_NODE_CLASSES}
+    module.update(_C_NODE_CLASSES)
     try:
         while loader.check_node():
             nodes.append(loader.get_node())
@@ -386,6 +453,7 @@ def _compose_all(data: bytes) -> list[Node]:
             return _EventComposer(data).documents()
         raise
     finally:
+        module.update(saved)
         _release(loader)
     return nodes
 
@@ -487,7 +555,7 @@ class _Constructor:
     def _child(self, node: Node, depth: int, where: Any) -> Any:
         """Build a child; an alias expansion over the limit is located where the alias is used
         (``where``, the outermost such place), not at the shared anchor."""
-        alias = node.__class__ is not ScalarNode and id(node) in self._built
+        alias = node.__class__ is not _ScalarNode and id(node) in self._built
         if alias:
             self.aliased = True
         try:
@@ -504,14 +572,14 @@ class _Constructor:
         if self.count > self.limit:
             raise self._over(node)
         cls = node.__class__
-        if cls is ScalarNode:
+        if cls is _ScalarNode:
             tag = _tag(node)
             return node.value if tag == _STR_TAG else resolve_scalar(tag or "", node.value)
-        if cls is SequenceNode:
+        if cls is _SequenceNode:
             self._built.add(id(node))
             out_l: list[Any] = []
             for n in node.value:
-                if n.__class__ is ScalarNode and _tag(n) == _STR_TAG:
+                if n.__class__ is _ScalarNode and _tag(n) == _STR_TAG:
                     self.count += 1
                     if self.count > self.limit:
                         raise self._over(n)
@@ -519,12 +587,12 @@ class _Constructor:
                 else:
                     out_l.append(self._child(n, depth + 1, node.start_mark))
             return out_l
-        if cls is MappingNode:
+        if cls is _MappingNode:
             self._built.add(id(node))
             out: dict[Any, Any] = {}
             merges: list[Any] = []
             for knode, vnode in node.value:
-                if knode.__class__ is ScalarNode:
+                if knode.__class__ is _ScalarNode:
                     if _tag(knode) == _MERGE_TAG:
                         merges.append(self._child(vnode, depth + 1, knode.start_mark))
                         continue
@@ -545,7 +613,7 @@ class _Constructor:
                         self.duplicates.append((shown, knode.start_mark.line + 1, knode.start_mark.column + 1))
                     else:
                         self.more_duplicates += 1
-                if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
+                if vnode.__class__ is _ScalarNode and _tag(vnode) == _STR_TAG:
                     self.count += 2
                     if self.count > self.limit:
                         raise self._over(vnode)

@@ -97,3 +97,26 @@ def test_aliases_build_separate_objects():
     objs = [d["a"], d["b"], d["l"][0], d["l"][1]]
     assert len({id(o) for o in objs}) == 4
     assert len({id(o["k"]) for o in objs} | {id(d["c"]["k"])}) == 5
+
+
+def test_flat_node_classes_only_during_our_parse():
+    """The C composer builds fluxgraph's flat node classes while fluxgraph parses, and
+    ruamel's own afterwards (its safe loader shares the module): no lasting change."""
+    import _ruamel_yaml
+    from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    before = {n: getattr(_ruamel_yaml, n) for n in ("ScalarNode", "SequenceNode", "MappingNode")}
+    res = load_documents("f.yaml", b"a: [1, !!str 2, {b: c}]\n")
+    doc = res.documents[0]
+    assert doc.data == {"a": [1, "2", {"b": "c"}]}
+    root = doc.node
+    assert type(root) is not MappingNode and isinstance(root, MappingNode)
+    seq = root.value[0][1]
+    assert isinstance(seq, SequenceNode) and all(isinstance(n, ScalarNode | MappingNode) for n in seq.value)
+    assert str(seq.value[1].tag) == "tag:yaml.org,2002:str" and str(seq.tag) == "tag:yaml.org,2002:seq"
+    assert root.merge is None and str(root.tag) == "tag:yaml.org,2002:map"
+    assert {n: getattr(_ruamel_yaml, n) for n in before} == before
+    assert load_documents("g.yaml", b"a: [1\n").errors  # restored after an error too
+    assert {n: getattr(_ruamel_yaml, n) for n in before} == before
+    assert YAML(typ="safe").load("a: [1, 2]") == {"a": [1, 2]}
