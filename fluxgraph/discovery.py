@@ -99,6 +99,22 @@ def find_syncs(node: Any, depth: int = 0) -> list[dict[str, Any]]:
 _SYNC_KINDS = ("GitRepository", "OCIRepository", "Bucket")
 
 
+def _only_flux_objects(cache: FileCache, yamls: list[str]) -> bool:
+    """Whether the files hold Flux objects only (kustomization files aside), among them a Flux
+    Kustomization. Stops at the first other object: an application directory is not parsed
+    whole for this."""
+    has_ks = False
+    for f in yamls:
+        for x, _ in _docs(cache, f):
+            api = x.get("apiVersion") if isinstance(x, dict) else None
+            if isinstance(api, str) and api.startswith("kustomize.config.k8s.io"):
+                continue
+            if not (isinstance(api, str) and api.startswith(FLUX_OBJECT_GROUPS)):
+                return False
+            has_ks = has_ks or _is_flux_ks(x)
+    return has_ks
+
+
 def discover(cache: FileCache) -> list[ClusterRoot]:
     roots: dict[str, ClusterRoot] = {}
 
@@ -143,7 +159,7 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
             add(ClusterRoot(dir=parent, location=Location(f), how="flux bootstrap (placeholder gotk-sync.yaml)"))
     # 2. flux-operator FluxInstance sync
     for f in files:
-        if not _contains(cache, f, b"sync:"):
+        if not _contains(cache, f, b"sync:") or not any(_contains(cache, f, k.encode()) for k in _SYNC_KINDS):
             continue
         for data, line in _docs(cache, f):
             for s in find_syncs(data):
@@ -212,11 +228,6 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
             yamls = [f for f in files if f.startswith(d + "/")]
             if not yamls:
                 continue
-            kinds = [data for f in yamls for data, _ in _docs(cache, f)]
-            if kinds and all(
-                isinstance(x, dict) and isinstance(x.get("apiVersion"), str) and x["apiVersion"].startswith(FLUX_OBJECT_GROUPS)
-                for x in kinds
-                if not (isinstance(x, dict) and as_str(x.get("apiVersion")).startswith("kustomize.config.k8s.io"))
-            ) and any(_is_flux_ks(x) for x in kinds):
+            if _only_flux_objects(cache, yamls):
                 add(ClusterRoot(dir=d, location=Location(yamls[0]), how="directory of Flux Kustomizations", weak=True))
     return sorted(roots.values(), key=lambda r: r.dir)
