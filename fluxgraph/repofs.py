@@ -96,6 +96,7 @@ class RepoFS:
         self._list_cache: dict[str, list[str]] = {}
         self._bytes_cache: dict[str, bytes] = {}
         self._walk_cache: dict[str, list[str]] = {}
+        self._kinds: dict[str, str] = {}  # rel -> entry kind seen by _sys_scandir (no symlink followed)
         # rel -> "" (inside), "cycle" or why it escapes
         self._inside: dict[str, str] = {"": ""}
         self._real: dict[str, str] = {"": self._root_str}  # rel dir -> its resolved absolute path
@@ -124,6 +125,27 @@ class RepoFS:
 
     def _sys_listdir(self, rel: str) -> list[str]:
         return os.listdir(self._abs(rel))
+
+    def _sys_scandir(self, rel: str) -> list[tuple[str, str | None]]:
+        """The entries of a directory with their kinds when the system gives them without a
+        ``stat`` (``dir``, ``file``, ``link``, ``other``; None: unknown). Overridden where the
+        kinds are known; ``_sys_listdir`` is the reference."""
+        out: list[tuple[str, str | None]] = []
+        with os.scandir(self._abs(rel)) as it:
+            for e in it:
+                try:
+                    if e.is_symlink():
+                        kind: str | None = "link"
+                    elif e.is_dir(follow_symlinks=False):
+                        kind = "dir"
+                    elif e.is_file(follow_symlinks=False):
+                        kind = "file"
+                    else:
+                        kind = "other"
+                except OSError:
+                    kind = None
+                out.append((e.name, kind))
+        return out
 
     def _sys_read(self, rel: str, limit: int) -> bytes:
         with open(self._abs(rel), "rb") as fh:
@@ -259,10 +281,12 @@ class RepoFS:
             return names
         try:
             self._check_inside(rel)
-            raw = self._sys_listdir(rel)
+            raw = self._sys_scandir(rel)
         except (OSError, PathEscape, ValueError):
             raw = []
-        for name in raw:
+        for name, kind in raw:
+            if kind is not None:
+                self._kinds[f"{rel}/{name}" if rel else name] = kind
             try:
                 name.encode("utf-8")
             except UnicodeEncodeError:
@@ -316,8 +340,27 @@ class RepoFS:
                 continue
             seen.add(d)
             subdirs = []
-            for name in self.listdir(d):
+            names = self.listdir(d)
+            # entries that are not symlinks, in a listed directory (so inside the root), are
+            # inside too: what _judge would say, without a stat per entry (deep paths keep
+            # the slow way, where MAX_PATH_DEPTH is enforced)
+            fast = self._inside.get(d) == "" and d.count("/") + 2 <= MAX_PATH_DEPTH
+            parent_real = self._real.get(d)
+            for name in names:
                 child = f"{d}/{name}" if d else name
+                kind = self._kinds.get(child) if fast else None
+                if kind == "file":
+                    self._inside.setdefault(child, "")
+                    out.append(child)
+                    continue
+                if kind == "dir":
+                    self._inside.setdefault(child, "")
+                    if parent_real is not None:
+                        self._real.setdefault(child, f"{parent_real}/{name}")
+                    subdirs.append(child)
+                    continue
+                if kind == "other":
+                    continue
                 if self.is_dir(child):
                     if not self.is_symlink(child):
                         subdirs.append(child)

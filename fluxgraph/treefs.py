@@ -125,6 +125,9 @@ class TreeFS(RepoFS):
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", rel)
         return list(names)
 
+    def _sys_scandir(self, rel: str) -> list[tuple[str, str | None]]:
+        return [(name, None) for name in self._sys_listdir(rel)]  # kinds come from lstat
+
     def _sys_read(self, rel: str, limit: int) -> bytes:
         path = self._lookup(rel, follow_last=True)
         data = self._files.get(path)

@@ -88,3 +88,48 @@ def test_grouped_matcher_agrees_with_pattern_by_pattern_matching():
             rel = "/".join(rnd.choice(names) for _ in range(rnd.randint(1, 4)))
             is_dir = rnd.random() < 0.3
             assert m.ignored(rel, is_dir) == reference(patterns, rel, is_dir), (rel, is_dir, patterns)
+
+
+class _NoKinds(RepoFS):
+    """The reference: every entry judged by stat, as before directory entry kinds were used."""
+
+    def _sys_scandir(self, rel):
+        return [(name, None) for name in self._sys_listdir(rel)]
+
+
+def _answers(fs):
+    walked = fs.walk_files("")
+    probes = sorted(set(walked) | {"link-dir/x.yaml", "out", "out/secret", "loop/loop/a.yaml", "fifo", "deep"})
+    return walked, [(p, fs.is_file(p), fs.is_dir(p), fs.escapes(p)) for p in probes], list(fs.escaping), [
+        (p.code, p.message) for p in fs.problems
+    ]
+
+
+def test_walk_with_entry_kinds_agrees_with_stat(tmp_path):
+    """walk_files takes the kinds of plain files and directories from the directory listing
+    (no stat per entry); every answer must stay what stat-by-stat judging gives."""
+    root = tmp_path / "repo"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "x.yaml").write_text("a: 1\n")
+    (root / "a" / "y.yml").write_text("b: 2\n")
+    (root / "link-dir").symlink_to("a/b")
+    (root / "link-file.yaml").symlink_to("a/y.yml")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("s")
+    (root / "out").symlink_to(outside)
+    (root / "loop").mkdir()
+    (root / "loop" / "loop").symlink_to("..")
+    (root / "loop" / "a.yaml").write_text("c: 3\n")
+    (root / "dangling").symlink_to("nowhere")
+    os.mkfifo(root / "fifo")
+    deep = root / "deep"
+    for _ in range(130):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "z.yaml").write_text("d: 4\n")
+    fast, reference = _answers(RepoFS(root)), _answers(_NoKinds(root))
+    assert fast == reference
+    walked = fast[0]
+    assert "a/b/x.yaml" in walked and "link-file.yaml" in walked and "loop/a.yaml" in walked
+    assert not any(f.endswith("z.yaml") for f in walked)  # deeper than MAX_PATH_DEPTH
