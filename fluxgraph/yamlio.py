@@ -263,6 +263,8 @@ class _MappingNode(MappingNode):
 
 
 _SEQ_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:seq")
+# plain scalar text -> its resolved tag: keys and common values repeat across a repository
+_PLAIN_TAGS: dict[str, Tag] = {}
 _MAP_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:map")
 
 if CParser is not None:
@@ -272,15 +274,28 @@ if CParser is not None:
             CParser.__init__(self, stream)
             self._parser = self._composer = self
             Resolver.__init__(self, loadumper=self)
+            # The composer calls these around every node to follow path resolvers. None is
+            # registered (resolve() below relies on that too), so they would return at once: C
+            # builtins that ignore their arguments do the same without a Python call each.
+            self.descend_resolver = slice  # type: ignore[method-assign,assignment]  # (parent, index) -> a throwaway slice
+            self.ascend_resolver = tuple  # type: ignore[method-assign,assignment]  # () -> ()
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             # BaseResolver.resolve for scalars (no path resolvers are registered): a plain
             # scalar by the first matching implicit rule, anything else is a string
             if kind is _ScalarNode or kind is ScalarNode:
                 if implicit[0]:
-                    for tag, rx in _IMPLICIT.get(value[:1], ()):
+                    tag = _PLAIN_TAGS.get(value)
+                    if tag is not None:
+                        return tag
+                    tag = _STR_TAG_OBJ
+                    for t, rx in _IMPLICIT.get(value[:1], ()):
                         if rx.match(value):
-                            return tag
+                            tag = t
+                            break
+                    if len(value) <= 64 and len(_PLAIN_TAGS) < 100_000:
+                        _PLAIN_TAGS[value] = tag
+                    return tag
                 return _STR_TAG_OBJ
             if kind is _MappingNode:
                 return _MAP_TAG_OBJ
