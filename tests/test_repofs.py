@@ -133,3 +133,27 @@ def test_walk_with_entry_kinds_agrees_with_stat(tmp_path):
     walked = fast[0]
     assert "a/b/x.yaml" in walked and "link-file.yaml" in walked and "loop/a.yaml" in walked
     assert not any(f.endswith("z.yaml") for f in walked)  # deeper than MAX_PATH_DEPTH
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 65536, 65537, 300_000])
+def test_read_gives_the_whole_file_up_to_the_limit(tmp_path, size):
+    data = bytes(i % 251 for i in range(size))
+    (tmp_path / "f.yaml").write_bytes(data)
+    fs = RepoFS(tmp_path)
+    assert fs.read_bytes("f.yaml") == data
+    for limit in (1, 4096, size, size + 1):
+        if limit:
+            assert fs._sys_read("f.yaml", limit) == data[:limit]
+
+
+def test_read_of_a_file_that_grows_after_stat(tmp_path, monkeypatch):
+    """The first read is sized by fstat; what was appended since is still read (up to the limit)."""
+    (tmp_path / "f.yaml").write_bytes(b"a" * 10 + b"b" * 100_000)
+
+    class Stale:
+        st_size = 10  # what fstat said before the file grew
+
+    monkeypatch.setattr(os, "fstat", lambda fd: Stale())
+    fs = RepoFS(tmp_path)
+    assert fs._sys_read("f.yaml", 1 << 20) == b"a" * 10 + b"b" * 100_000
+    assert fs._sys_read("f.yaml", 50_000) == (b"a" * 10 + b"b" * 100_000)[:50_000]
