@@ -105,9 +105,46 @@ def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> 
     """Every string value of ``node`` that contains ``contains``, with its path, in document
     order (mapping keys are not visited).
 
-    Iterative, and a value's path is built only when the value is kept: the checks ask for
-    the few strings with a ``$`` among the tens of thousands of a large cluster.
+    A value's path is built only when the value is kept: the checks ask for the few strings
+    with a ``$`` among the tens of thousands of a large cluster. Recursive, which is twice as
+    fast as an explicit stack; data nested deeper than the interpreter's recursion limit (only
+    patches stacked on patches can build it) is walked iteratively instead.
     """
+    out: list[tuple[tuple[Any, ...], str]] = []
+    keep = out.append
+
+    def walk(n: Any, where: Any) -> None:
+        if type(n) is dict:
+            pairs: Any = n.items()
+        elif type(n) is list:
+            pairs = enumerate(n)
+        elif isinstance(n, str):
+            if contains in n:
+                keep(((*path, *linked_path(where)), n))
+            return
+        elif isinstance(n, dict):
+            pairs = n.items()
+        elif isinstance(n, list):
+            pairs = enumerate(n)
+        else:
+            return
+        for k, v in pairs:
+            t = type(v)
+            if t is str:
+                if contains in v:
+                    keep(((*path, *linked_path(where), k), v))
+            elif t is dict or t is list or isinstance(v, str | dict | list):
+                walk(v, (where, k))
+
+    try:
+        walk(node, None)
+    except RecursionError:
+        return _string_values_iterative(node, path, contains)
+    return out
+
+
+def _string_values_iterative(node: Any, path: tuple[Any, ...], contains: str) -> list[tuple[tuple[Any, ...], str]]:
+    """``string_values`` with an explicit stack, for data of any depth."""
     out: list[tuple[tuple[Any, ...], str]] = []
     stack: list[tuple[Any, Any]] = [(None, node)]  # (where, value); where = (parent where, key)
     while stack:

@@ -3,7 +3,6 @@ HelmRelease values, and mapping an offset inside a hook script back to the repos
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from fluxgraph._dataclass import dataclass
@@ -22,17 +21,21 @@ class Hook:
     command: list[Any]
 
 
-def find_hooks(data: dict[str, Any]) -> Iterator[Hook]:
+def find_hooks(data: dict[str, Any]) -> list[Hook]:
     """Every ``lifecycle.<postStart|preStop>.exec.command`` list under ``spec``: container specs
     in pod templates of any kind (Deployment, StatefulSet, DaemonSet, Job, CronJob, Pod,
     ReplicaSet, custom resources embedding pod templates) and the same shape anywhere in a
     HelmRelease's ``spec.values`` (charts such as bjw-s app-template pass it through)."""
+    out: list[Hook] = []
     spec = data.get("spec")
     if isinstance(spec, dict):
-        yield from _walk(spec, ("spec",), None, 0)
+        _walk(spec, ("spec",), None, 0, out)
+    return out
 
 
-def _walk(node: Any, path: tuple[Any, ...], key: Any, depth: int) -> Iterator[Hook]:
+def _walk(node: Any, path: tuple[Any, ...], key: Any, depth: int, out: list[Hook]) -> None:
+    # every object of a cluster goes through here: plain recursion appending to one list
+    # (nested generators cost twice as much), children that are not collections skipped early
     if depth > MAX_DEPTH:
         return
     if isinstance(node, dict):
@@ -45,17 +48,16 @@ def _walk(node: Any, path: tuple[Any, ...], key: Any, depth: int) -> Iterator[Ho
                 ex = h.get("exec") if isinstance(h, dict) else None
                 cmd = ex.get("command") if isinstance(ex, dict) else None
                 if isinstance(cmd, list):
-                    yield Hook(hook, name, (*path, "lifecycle", hook, "exec", "command"), cmd)
+                    out.append(Hook(hook, name, (*path, "lifecycle", hook, "exec", "command"), cmd))
         for k, v in node.items():
-            if k == "lifecycle" or not isinstance(v, dict | list):
-                continue
-            yield from _walk(v, (*path, k), k, depth + 1)
+            t = type(v)
+            if (t is dict or t is list or isinstance(v, dict | list)) and k != "lifecycle":
+                _walk(v, (*path, k), k, depth + 1, out)
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            if isinstance(v, dict | list):
-                yield from _walk(v, (*path, i), key, depth + 1)
-
-
+            t = type(v)
+            if t is dict or t is list or isinstance(v, dict | list):
+                _walk(v, (*path, i), key, depth + 1, out)
 
 
 def source_text(obj: AppliedObject, path: tuple[Any, ...]) -> str | None:
