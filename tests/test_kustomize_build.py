@@ -536,3 +536,21 @@ def test_secret_generator_base64_lines(tmp_path, size):
     assert ("\n" in encoded) is (size >= 52)  # 52 bytes encode to 72 characters
     if KUBECTL:
         assert ours(result) == kubectl_build(tmp_path / "k")
+
+
+def test_inline_yaml_is_parsed_once_and_copied_for_each_use(tmp_path, monkeypatch):
+    import fluxgraph.kustomize.build as build_mod
+    from fluxgraph.kustomize.build import Builder, FileCache
+    from fluxgraph.repofs import RepoFS
+
+    calls = []
+    real = build_mod.load_text
+    monkeypatch.setattr(build_mod, "load_text", lambda text: calls.append(text) or real(text))
+    b = Builder(FileCache(RepoFS(tmp_path)))
+    text = "- op: add\n  path: /spec/x\n  value: {a: [1]}\n"
+    first, second = b._load_text(text), b._load_text(text)
+    assert first == second == [[{"op": "add", "path": "/spec/x", "value": {"a": [1]}}]]
+    first[0][0]["value"]["a"].append(2)  # a caller's copy is its own
+    assert b._load_text(text) == second and calls == [text]
+    with pytest.raises(Exception, match="expected"):
+        b._load_text("a: [1\n")

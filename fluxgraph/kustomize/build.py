@@ -143,6 +143,7 @@ class Builder:
     def __init__(self, cache: FileCache):
         self.cache = cache
         self._memo: dict[str, tuple[list[Resource], list[Problem], bool, set[str]]] = {}
+        self._inline: dict[str, list[Any]] = {}  # inline YAML text -> its documents' data
 
     # -- public -----------------------------------------------------------------------
     def build(
@@ -637,7 +638,7 @@ class Builder:
                     loc = self._loc(kfile, k, "replacements", i)
                     text = self._read_text(d, rep["path"], loc, ctx)
                     try:
-                        for doc in load_text(text):
+                        for doc in self._load_text(text):
                             expanded.extend(doc if isinstance(doc, list) else [doc])
                     except Exception as e:  # noqa: BLE001 - any parse error is a build error
                         raise _Fail(Problem("kustomize-build", f"replacements file {rep['path']}: {e}", loc)) from None
@@ -647,6 +648,17 @@ class Builder:
                 apply_replacements([r.data for r in resources], expanded, [r.prev_names for r in resources])
             except KustomizeError as e:
                 raise _Fail(Problem("kustomize-build", f"replacements in {kfile}: {e}", self._loc(kfile, k, "replacements"))) from None
+
+    def _load_text(self, text: str) -> list[Any]:
+        """``load_text`` (raises on invalid YAML), parsed once per text: a parent's inline
+        patches are applied to every child Kustomization (haraldkoch: 235 patch texts, 5
+        different). Each caller gets its own copy."""
+        docs = self._inline.get(text)
+        if docs is None:
+            docs = load_text(text)
+            if len(self._inline) < 10_000:
+                self._inline[text] = docs
+        return [copy_data(x) for x in docs]
 
     def _read_text(self, d: str, rel: str, loc: Location, ctx: _Ctx) -> str:
         try:
@@ -671,7 +683,7 @@ class Builder:
         if "\n" not in p and not p.lstrip().startswith(("{", "apiVersion")):
             text = self._read_text(d, p, loc, ctx)
         try:
-            return [x for x in load_text(text) if x is not None]
+            return [x for x in self._load_text(text) if x is not None]
         except Exception as e:  # noqa: BLE001
             raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc)) from None
 
@@ -683,7 +695,7 @@ class Builder:
             raise _Fail(Problem("kustomize-build", "patch has neither patch nor path", loc))
         target = p.get("target")
         try:
-            docs = load_text(body) if isinstance(body, str) else [body]
+            docs = self._load_text(body) if isinstance(body, str) else [body]
         except Exception as e:  # noqa: BLE001
             raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc)) from None
         docs = [x for x in docs if x is not None]
