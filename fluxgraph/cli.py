@@ -117,7 +117,7 @@ def entry() -> None:
     Two things about a one-shot process make it faster without changing what it computes:
 
     * The cyclic garbage collector is tuned as mypy tunes it: the objects of the imported
-      modules are frozen (never scanned again) and a collection runs after 100,000 new
+      modules are frozen (never scanned again) and a collection runs after a million new
       objects instead of 700. A run builds a few million objects and keeps almost all of them
       to the end, so the default thresholds spent a fifth of the run rescanning live objects.
       Cycles are still collected.
@@ -129,8 +129,10 @@ def entry() -> None:
     """
     import gc
 
+    from fluxgraph._entry import GC_THRESHOLDS
+
     gc.freeze()
-    gc.set_threshold(100_000, 50, 1000)
+    gc.set_threshold(*GC_THRESHOLDS)
     code: int
     try:
         main()

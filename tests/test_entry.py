@@ -51,3 +51,19 @@ def test_reader_closing_the_pipe_early_is_not_a_traceback():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) in (0, 1, 120, -13)
     assert "Traceback" not in err
+
+
+def test_entry_raises_the_collector_thresholds_before_importing(monkeypatch):
+    import gc
+
+    import fluxgraph.cli
+    from fluxgraph import _entry
+
+    seen = []
+    monkeypatch.setattr(fluxgraph.cli, "entry", lambda: seen.append(gc.get_threshold()))
+    before = gc.get_threshold()
+    try:
+        _entry.run()
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [_entry.GC_THRESHOLDS] and _entry.GC_THRESHOLDS[0] == 1_000_000
