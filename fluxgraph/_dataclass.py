@@ -20,6 +20,7 @@ off, ...) is refused rather than approximated.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import reprlib
 from collections.abc import Callable
 from dataclasses import MISSING, FrozenInstanceError, field, fields, replace
@@ -190,12 +191,7 @@ def _hash(key: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
 
 
 def _compare(key: Callable[[Any], tuple[Any, ...]], name: str, op: str) -> Callable[[Any, Any], Any]:
-    test: Callable[[Any, Any], bool] = {
-        "<": lambda a, b: a < b,
-        "<=": lambda a, b: a <= b,
-        ">": lambda a, b: a > b,
-        ">=": lambda a, b: a >= b,
-    }[op]
+    test: Callable[[Any, Any], bool] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
 
     def method(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
