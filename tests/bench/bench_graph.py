@@ -5,8 +5,9 @@ Run:  python tests/bench/bench_graph.py [--runs 7] [--command graph|check|explai
                                         [--no-bytecode]
 
 Each figure is the median of several runs of ``python -m fluxgraph ...`` as a user runs it
-(interpreter start, imports, analysis, output, exit), with the peak RSS of that process read
-from ``wait4``. The runs are interleaved (every row once per round) and two reference rows
+(interpreter start, imports, analysis, output, exit), with the median CPU time (user + system)
+and the peak RSS of that process read from ``wait4``: wall time is what the bars are about,
+CPU time shows how much of a slow spell was the machine. The runs are interleaved (every row once per round) and two reference rows
 (an empty interpreter, a fixed CPU-bound loop) show how fast the machine was meanwhile. Also generates synthetic repositories of N Kustomizations (each with a
 HelmRelease, a ConfigMap, a Namespace, dependsOn on its predecessor and postBuild
 substitution) to show how time and peak RSS grow. Not a test: machines are noisy, so it prints
@@ -60,10 +61,12 @@ def _diff_edit(root: Path) -> None:
         k2.write_text(text.replace("resources:\n", "resources:\n  - ./extra.yaml\n", 1))
 
 
-def run_once(args: list[str], env: dict[str, str] | None = None, *, program: list[str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one `python -m fluxgraph ...` process (or of
-    ``program``), started in the filesystem root so that `-m` imports the package PYTHONPATH
-    names, not one in the cwd."""
+def run_once(
+    args: list[str], env: dict[str, str] | None = None, *, program: list[str] | None = None
+) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one
+    `python -m fluxgraph ...` process (or of ``program``), started in the filesystem root so
+    that `-m` imports the package PYTHONPATH names, not one in the cwd."""
     argv = program if program is not None else [sys.executable, "-m", "fluxgraph", *args]
     t = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=os.sep)
@@ -75,13 +78,13 @@ def run_once(args: list[str], env: dict[str, str] | None = None, *, program: lis
     proc.returncode = code
     if code not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed ({code}):\n{err.decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
-def median_run(args: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, float, list[float]]:
+def median_run(args: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, float, list[float], float]:
     results = [run_once(args, env) for _ in range(runs)]
     walls = [r[0] for r in results]
-    return statistics.median(walls), max(r[1] for r in results), walls
+    return statistics.median(walls), max(r[1] for r in results), walls, statistics.median(r[2] for r in results)
 
 
 @dataclass
@@ -91,6 +94,7 @@ class Job:
     bar: float | None = None
     program: list[str] | None = None  # a reference program instead of fluxgraph
     walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
     rss: float = 0.0
 
 
@@ -99,11 +103,12 @@ def run_interleaved(jobs: list[Job], runs: int, env: dict[str, str]) -> None:
     every row alike instead of whichever rows it happened to fall on."""
     for _ in range(runs):
         for job in jobs:
-            wall, rss = run_once(job.args, env, program=job.program)
+            wall, rss, cpu = run_once(job.args, env, program=job.program)
             job.walls.append(wall)
+            job.cpus.append(cpu)
             job.rss = max(job.rss, rss)
     for job in jobs:
-        _line(job.label, statistics.median(job.walls), job.rss, job.walls, job.bar)
+        _line(job.label, statistics.median(job.walls), job.rss, job.walls, job.bar, statistics.median(job.cpus))
 
 
 def make_synthetic(root: Path, n: int) -> None:
@@ -151,10 +156,10 @@ def make_synthetic(root: Path, n: int) -> None:
         )
 
 
-def _line(label: str, wall: float, rss: float, walls: list[float], bar: float | None) -> None:
+def _line(label: str, wall: float, rss: float, walls: list[float], bar: float | None, cpu: float) -> None:
     spread = f"[{min(walls):.2f}-{max(walls):.2f}]"
     verdict = "" if bar is None else f"  bar {bar} s: {'under' if wall < bar else 'OVER'}"
-    print(f"{label:58s} {wall:6.3f} s {spread:13s} {rss:7.1f} MiB{verdict}", flush=True)
+    print(f"{label:58s} {wall:6.3f} s {spread:13s} {cpu:6.3f} s {rss:7.1f} MiB{verdict}", flush=True)
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -190,7 +195,7 @@ def main() -> None:
             [sys.executable, "-c", "import fluxgraph; print(fluxgraph.__file__)"], env=env, cwd=os.sep, capture_output=True, text=True, check=True
         ).stdout.strip()
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {opts.runs} runs each; {mode}; {where}")
-        print(f"{'':58s} {'median':>8s} {'[min-max]':13s} {'peak RSS':>11s}")
+        print(f"{'':58s} {'median':>8s} {'[min-max]':13s} {'CPU':>8s} {'peak RSS':>11s}")
         # references for the machine's state: an empty interpreter and a fixed CPU-bound loop
         jobs = [
             Job("reference: python -c pass", [], program=[sys.executable, "-c", "pass"]),
@@ -243,9 +248,9 @@ def main() -> None:
                 with tempfile.TemporaryDirectory() as td:
                     make_synthetic(Path(td), n)
                     runs = opts.runs if n <= 1000 else max(1, min(opts.runs, 3))
-                    wall, rss, walls = median_run([command, td, "--format", "json", "-o", os.devnull], runs, env)
+                    wall, rss, walls, cpu = median_run([command, td, "--format", "json", "-o", os.devnull], runs, env)
                 growth = f"  x{wall / prev[1]:.1f} time for x{n // prev[0]} size" if prev else ""
-                _line(f"{command} synthetic {n} Kustomizations", wall, rss, walls, 30.0 if n == 10000 else None)
+                _line(f"{command} synthetic {n} Kustomizations", wall, rss, walls, 30.0 if n == 10000 else None, cpu)
                 if growth:
                     print(f"{'':58s}{growth}")
                 prev = (n, wall)
