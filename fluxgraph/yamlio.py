@@ -68,6 +68,9 @@ def plain_scalar_tag(value: str) -> str:
 
 
 MAX_NODES_PER_DOCUMENT = 1_000_000
+# parser events of one file (a node is one event, a collection two; aliases not expanded): real
+# manifests make about 65 per kilobyte, so only files far denser than manifests reach it
+MAX_PARSE_EVENTS = 2_000_000
 # nodes built from one file, all documents together (aliases expanded): at least this many, and
 # never fewer than the file has bytes, so only alias expansion can reach it (200-byte documents
 # that each expand to 900,000 nodes, repeated, took 13 s and 680 MB for 8 KB)
@@ -307,10 +310,12 @@ if CParser is not None:
 
 
 class _EventComposer:
-    """Pure-Python composer from libyaml events; allows anchors to be redefined, and stops at
-    ``MAX_DEPTH`` nested collections before the scanner reads deeper."""
+    """Pure-Python composer from libyaml events; allows anchors to be redefined, stops at
+    ``MAX_DEPTH`` nested collections before the scanner reads deeper, and at
+    ``MAX_PARSE_EVENTS`` events in the file."""
 
     def __init__(self, data: bytes | str):
+        self.events = 0
         if CParser is not None:
             self.p = _Loader(data)
         else:  # pragma: no cover
@@ -371,6 +376,9 @@ class _EventComposer:
 
         while True:
             ev = p.get_event()
+            self.events += 1
+            if self.events > MAX_PARSE_EVENTS:
+                raise _too_many_events(ev.start_mark.line + 1, ev.start_mark.column + 1)
             if isinstance(ev, AliasEvent):
                 if ev.anchor not in self.anchors:
                     raise YamlLoadError(f"unknown anchor {ev.anchor!r}", ev.start_mark.line + 1, ev.start_mark.column + 1)
@@ -444,6 +452,37 @@ def _may_nest_deeper(data: bytes) -> bool:
     return any(chunk.count(b"[") + chunk.count(b"{") > MAX_DEPTH for chunk in _DOC_MARKER.split(data))
 
 
+def _too_many_events(line: int = 1, column: int = 1) -> YamlLoadError:
+    return YamlLoadError(
+        f"the file has more than {MAX_PARSE_EVENTS} YAML nodes and collection ends; it is not read",
+        line,
+        column,
+        code="input-limit",
+    )
+
+
+def _over_event_limit(data: bytes) -> bool:
+    """Whether ``data`` has more than ``MAX_PARSE_EVENTS`` parser events. The C composer builds
+    a whole file before anything can count its nodes (4 MB of ``-\n``, two million empty
+    entries, took 7 s and 540 MB), so a file that may be over the limit is first counted by
+    libyaml alone, without a Python object per event (0.1 s for those 4 MB).
+
+    Whether it may be over comes from an upper bound: every node but a document's first starts
+    after a line break or one of ``- : ? , [ {``, with at most an implicit null beside it
+    (``S`` such places: at most ``2(S+1)`` nodes); a collection adds an end event, a document
+    two, the stream two: at most ``6(S+1)+2`` events."""
+    if 6 * (len(data) + 1) + 2 <= MAX_PARSE_EVENTS:
+        return False
+    starts = sum(data.count(c) for c in (b"\n", b"-", b":", b"?", b",", b"[", b"{"))
+    if 6 * (starts + 1) + 2 <= MAX_PARSE_EVENTS:
+        return False
+    try:
+        events = CParser(data).raw_parse()
+    except (YAMLError, ValueError, TypeError):
+        return False  # the composer reports the syntax error, with its position
+    return bool(events > MAX_PARSE_EVENTS)
+
+
 def _release(loader: Any) -> None:
     """Break the loader's self-references, so that it (and its copy of the input) is freed at
     once instead of by the cyclic garbage collector."""
@@ -454,6 +493,8 @@ def _release(loader: Any) -> None:
 def _compose_all(data: bytes) -> list[Node]:
     if CParser is None or _may_nest_deeper(data):
         return _EventComposer(data).documents()
+    if _over_event_limit(data):
+        raise _too_many_events()
     loader = _Loader(data)
     nodes: list[Node] = []
     # the C composer makes the node classes it finds in its module: ours, for this parse only

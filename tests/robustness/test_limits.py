@@ -441,6 +441,10 @@ _BOMB = (
         ("bomb-per-document", ("---\n" + _BOMB).encode() * 40, "the file expands to more than"),
         # libyaml compares every %TAG directive with all earlier ones: 18 s for 1.2 MB
         ("tag-directives", "".join(f"%TAG !{i}! :\n" for i in range(80_000)).encode() + b"--- a\n", "%TAG directives"),
+        # files of tiny nodes: the C composer built them whole (4 MB of "-\n": 7 s and 540 MB)
+        ("dense-entries", b"x:\n" + b"-\n" * 4_000_000, "YAML nodes"),
+        ("dense-flow", b"[" + b"a," * 3_000_000 + b"a]\n", "YAML nodes"),
+        ("dense-documents", b"---\n-\n" * 1_500_000, "YAML nodes"),
     ],
     ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "",
 )
@@ -449,6 +453,30 @@ def test_hostile_documents_are_cheap_located_errors(name, data, message):
     assert any(message in m for m, _ in out["errors"]), out["errors"][:3]
     assert out["cpu"] < 5, (name, out["cpu"])
     assert out["rss"] < 400, (name, out["rss"])
+
+
+def test_event_limit_counts_only_files_that_may_be_over_it(monkeypatch):
+    """libyaml counts the events of a file whose upper bound is over the limit (a dashboard's
+    JSON in a block scalar is all ':' and ','); a file under the limit then loads as usual,
+    one over it is an input-limit error, and the event composer (deep files) stops at it too."""
+    monkeypatch.setattr(yamlio, "MAX_PARSE_EVENTS", 20_000)
+    script = "".join(f"      echo key{i}: value, other: {i}, - more\n" for i in range(4_000))
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dash\ndata:\n  run.sh: |\n" + script
+    verdicts = []
+    real = yamlio._over_event_limit
+    monkeypatch.setattr(yamlio, "_over_event_limit", lambda data: verdicts.append(real(data)) or verdicts[-1])
+    res = yamlio.load_documents("x.yaml", text.encode())
+    assert verdicts == [False] and not res.errors  # counted (its bound is over), then loaded
+    assert res.documents[0].data["data"]["run.sh"].count("\n") == 4_000
+    dense = yamlio.load_documents("y.yaml", b"x:\n" + b"- a\n" * 24_000)
+    errors = [(e.code, e.line, e.message) for e in dense.errors]  # (small reprs if this fails)
+    assert errors == [("input-limit", 1, "the file has more than 20000 YAML nodes and collection ends; it is not read")]
+    assert len(dense.documents) == 0
+    # a line of 400 spaces sends the file to the event composer, which stops at the limit
+    flagged = b'x: "' + b" " * 400 + b'"\ny:\n' + b"- b\n" * 24_000
+    assert yamlio._may_nest_deeper(flagged)
+    deep = yamlio.load_documents("z.yaml", flagged)
+    assert [(e.code, e.line) for e in deep.errors] == [("input-limit", 19_998)] and len(deep.documents) == 0
 
 
 def test_duplicate_key_reports_are_capped_and_short():
