@@ -26,6 +26,7 @@ Python).
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 from typing import Any
 
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -212,57 +213,47 @@ def _line_start(source: str, line: int) -> int:
     return pos
 
 
-class _ScalarNode(ScalarNode):
-    """ruamel's ScalarNode with one flat ``__init__``: ruamel's chains through ``Node.__init__``,
-    and the composer makes one node per scalar (a tenth of parsing a large repository)."""
+class _FlatInit:
+    """ruamel's node classes with one flat ``__init__``: theirs chain through ``Node.__init__``
+    (three calls for a mapping), and the C composer makes a node per scalar and collection (a
+    tenth of parsing a large repository). The fifth argument is a scalar's ``style`` or a
+    collection's ``flow_style``; both are kept as ``style`` (``flow_style`` reads it)."""
 
     __slots__ = ()
 
     def __init__(
-        self, tag: Any, value: Any, start_mark: Any = None, end_mark: Any = None, style: Any = None, comment: Any = None, anchor: Any = None
+        self,
+        tag: Any,
+        value: Any,
+        start_mark: Any = None,
+        end_mark: Any = None,
+        style: Any = None,
+        comment: Any = None,
+        anchor: Any = None,
     ) -> None:
-        self.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
-        self.value = value
-        self.start_mark = start_mark
-        self.end_mark = end_mark
-        self.style = style
-        self.comment = comment
-        self.anchor = anchor
+        node: Any = self  # the slots are those of the ruamel class this is mixed into
+        node.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
+        node.value = value
+        node.start_mark = start_mark
+        node.end_mark = end_mark
+        node.style = style
+        node.comment = comment
+        node.anchor = anchor
 
 
-class _SequenceNode(SequenceNode):
-    """ruamel's SequenceNode with one flat ``__init__``."""
-
+class _ScalarNode(_FlatInit, ScalarNode):
     __slots__ = ()
 
-    def __init__(
-        self, tag: Any, value: Any, start_mark: Any = None, end_mark: Any = None, flow_style: Any = None, comment: Any = None, anchor: Any = None
-    ) -> None:
-        self.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
-        self.value = value
-        self.start_mark = start_mark
-        self.end_mark = end_mark
-        self.flow_style = flow_style
-        self.comment = comment
-        self.anchor = anchor
+
+class _SequenceNode(_FlatInit, SequenceNode):
+    __slots__ = ("style",)
+    flow_style = property(attrgetter("style"))
 
 
-class _MappingNode(MappingNode):
-    """ruamel's MappingNode with one flat ``__init__``."""
-
-    __slots__ = ()
-
-    def __init__(
-        self, tag: Any, value: Any, start_mark: Any = None, end_mark: Any = None, flow_style: Any = None, comment: Any = None, anchor: Any = None
-    ) -> None:
-        self.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
-        self.value = value
-        self.start_mark = start_mark
-        self.end_mark = end_mark
-        self.flow_style = flow_style
-        self.comment = comment
-        self.anchor = anchor
-        self.merge = None
+class _MappingNode(_FlatInit, MappingNode):
+    __slots__ = ("style",)
+    flow_style = property(attrgetter("style"))
+    merge = None  # merge keys are resolved by the constructor here, never recorded on the node
 
 
 _SEQ_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:seq")
@@ -395,7 +386,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq"
-                n = _SequenceNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                n = _SequenceNode(tag, [], ev.start_mark, None, ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -405,7 +396,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:map"
-                n = _MappingNode(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+                n = _MappingNode(tag, [], ev.start_mark, None, ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)

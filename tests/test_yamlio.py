@@ -120,6 +120,8 @@ def test_flat_node_classes_only_during_our_parse():
     assert isinstance(seq, SequenceNode) and all(isinstance(n, ScalarNode | MappingNode) for n in seq.value)
     assert str(seq.value[1].tag) == "tag:yaml.org,2002:str" and str(seq.tag) == "tag:yaml.org,2002:seq"
     assert root.merge is None and str(root.tag) == "tag:yaml.org,2002:map"
+    assert (root.flow_style, seq.flow_style, seq.value[2].flow_style) == (False, True, True)
+    assert seq.value[0].style == "" and seq.value[1].style == ""  # plain, as the C composer marks them
     assert {n: getattr(_ruamel_yaml, n) for n in before} == before
     assert load_documents("g.yaml", b"a: [1\n").errors  # restored after an error too
     assert {n: getattr(_ruamel_yaml, n) for n in before} == before
