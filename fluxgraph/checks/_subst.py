@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
@@ -441,12 +441,10 @@ class Producer:
         return self.obj.owner
 
 
+@per_cluster
 def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str], list[Producer]]:
     """Every object in the repository that puts a ConfigMap/Secret (or any core object) into
     the cluster, by (kind, namespace, name): built once per cluster model."""
-    cached = cluster.__dict__.get("_fluxgraph_producers")
-    if cached is not None:
-        return cast(dict[tuple[str, str, str], list[Producer]], cached)
     index: dict[tuple[str, str, str], list[Producer]] = {}
     for obj in cluster.objects():
         ref = obj.ref
@@ -463,7 +461,6 @@ def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str], list[Pr
             )
             if made is not None:
                 index.setdefault(("Secret", made_ns, made), []).append(Producer(obj, f"{ref} creates it"))
-    cluster.__dict__["_fluxgraph_producers"] = index
     return index
 
 
