@@ -30,6 +30,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.error import YAMLError
 
+from fluxgraph.kustomize._copy import CopyBudget
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.selector import scalar_text
 
@@ -123,41 +124,13 @@ def parse_ops(ops: Any) -> list[Any]:
 # --------------------------------------------------------------------------------------
 
 
-class _Budget:
-    """Values copied (and their depth) by one patch application."""
-
-    def __init__(self, limit: float = MAX_COPIED_NODES) -> None:
-        self.left = limit
-
-    def copy(self, v: Any) -> Any:
-        """An iterative deep copy of JSON-like data, charged to the budget."""
-        if not isinstance(v, (dict, list)):
-            return v
-        root: Any = {} if isinstance(v, dict) else []
-        stack: list[tuple[Any, Any, int]] = [(v, root, 1)]
-        while stack:
-            src, dst, depth = stack.pop()
-            self.left -= len(src) + 1
-            if self.left < 0:
-                raise KustomizeError(f"JSON 6902 patch copies more than {MAX_COPIED_NODES} values")
-            if depth > MAX_DEPTH:
-                raise KustomizeError(f"JSON 6902 patch nests the object deeper than {MAX_DEPTH} levels")
-            items = src.items() if isinstance(src, dict) else enumerate(src)
-            for k, x in items:
-                if isinstance(x, (dict, list)):
-                    nx: Any = {} if isinstance(x, dict) else []
-                    stack.append((x, nx, depth + 1))
-                else:
-                    nx = x
-                if isinstance(dst, dict):
-                    dst[k] = nx
-                else:
-                    dst.append(nx)
-        return root
+def _budget(limit: float = MAX_COPIED_NODES) -> CopyBudget:
+    """What the copies of one patch application may make."""
+    return CopyBudget(limit, "JSON 6902 patch", MAX_DEPTH)
 
 
 def _copy(v: Any) -> Any:
-    return _Budget(float("inf")).copy(v)
+    return _budget(float("inf")).copy(v)
 
 
 def _too_deep(doc: Any) -> bool:
@@ -308,8 +281,8 @@ def _str_field(op: dict[str, Any], name: str, kind: str) -> str:
     return v
 
 
-def _apply_one(doc: Any, op: dict[str, Any], budget: _Budget | None = None) -> Any:
-    copy = (budget or _Budget()).copy  # every copy of one application is charged to its budget
+def _apply_one(doc: Any, op: dict[str, Any], budget: CopyBudget | None = None) -> Any:
+    copy = (budget or _budget()).copy  # every copy of one application is charged to its budget
     kind = op.get("op")
     if not isinstance(kind, str):
         kind = "unknown"
@@ -402,7 +375,7 @@ def apply_json6902(target: dict[str, Any], ops: Any, *, internal_annotations: bo
     if not isinstance(target, dict):
         raise KustomizeError(f"JSON 6902 patch target must be a mapping, not {type(target).__name__}")
     op_list = parse_ops(ops)
-    budget = _Budget()
+    budget = _budget()
     doc: Any = _copy(target)
     md = doc.get("metadata")
     added_annotations = internal_annotations and isinstance(md, dict) and "annotations" not in md

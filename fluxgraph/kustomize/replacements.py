@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from fluxgraph.kustomize import selector
+from fluxgraph.kustomize._copy import CopyBudget
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.model import as_dict
 
@@ -19,33 +20,9 @@ MAX_COPIED_NODES = 1_000_000
 MAX_FIELD_PATH_DEPTH = 256
 
 
-class _Budget:
-    def __init__(self) -> None:
-        self.left = MAX_COPIED_NODES
-
-    def copy(self, v: Any) -> Any:
-        """A deep copy of ``v`` (iterative), charged to the budget."""
-        if not isinstance(v, (dict, list)):
-            return v
-        root: Any = {} if isinstance(v, dict) else []
-        stack: list[tuple[Any, Any]] = [(v, root)]
-        while stack:
-            src, dst = stack.pop()
-            self.left -= len(src)
-            if self.left < 0:
-                raise KustomizeError(f"replacements copy more than {MAX_COPIED_NODES} values")
-            items = src.items() if isinstance(src, dict) else enumerate(src)
-            for k, x in items:
-                if isinstance(x, (dict, list)):
-                    nx: Any = {} if isinstance(x, dict) else []
-                    stack.append((x, nx))
-                else:
-                    nx = x
-                if isinstance(dst, dict):
-                    dst[k] = nx
-                else:
-                    dst.append(nx)
-        return root
+def _budget() -> CopyBudget:
+    """What the copies of one ``apply_replacements`` call may make."""
+    return CopyBudget(MAX_COPIED_NODES, "replacements")
 
 
 def _list(v: Any, what: str) -> list[Any]:
@@ -108,9 +85,9 @@ def _get(node: Any, parts: list[str]) -> list[Any]:
     return nodes
 
 
-def _set(node: Any, parts: list[str], value: Any, options: dict[str, Any], budget: _Budget | None = None) -> int:
+def _set(node: Any, parts: list[str], value: Any, options: dict[str, Any], budget: CopyBudget | None = None) -> int:
     """Set every match of parts under node (a copy of value each time); returns how many were set."""
-    budget = budget or _Budget()
+    budget = budget or _budget()
     if not parts:
         return 0
     seg, rest = parts[0], parts[1:]
@@ -189,7 +166,7 @@ def _select(resources: list[dict[str, Any]], sel: dict[str, Any], prev_ids: Prev
 def apply_replacements(resources: list[dict[str, Any]], replacements: list[Any], prev_ids: PrevIds | None = None) -> None:
     """Apply in place (the caller owns ``resources``). ``prev_ids``, parallel to ``resources``,
     lists each one's previous (kind, namespace, name) ids."""
-    budget = _Budget()
+    budget = _budget()
     for i, rep in enumerate(replacements):
         if not isinstance(rep, dict) or not isinstance(rep.get("source"), dict):
             raise KustomizeError(f"replacement {i} has no source")
