@@ -72,6 +72,9 @@ def _process(cls: Any, *, eq: bool, frozen: bool, order: bool, slots: bool) -> A
     cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, order=False, frozen=False, slots=slots)
     cls.__fluxgraph_frozen__ = frozen
     flds = fields(cls)
+    for f in cls.__dataclass_fields__.values():  # fields() leaves InitVar pseudo-fields out
+        if isinstance(f.type, dataclasses.InitVar) or (isinstance(f.type, str) and "InitVar" in f.type):
+            raise TypeError(f"{cls.__qualname__}.{f.name}: InitVar fields are not supported here")
     for f in flds:
         if f.kw_only:
             raise TypeError(f"{cls.__qualname__}.{f.name}: kw_only fields are not supported here")

@@ -167,6 +167,19 @@ def test_refused_options() -> None:
             x: int = 0
             y: int  # type: ignore[misc]
 
+    with pytest.raises(TypeError, match="InitVar fields are not supported"):
+
+        @_dataclass.dataclass
+        class WithInitVar:
+            x: int
+            y: dataclasses.InitVar[int] = 0
+
+    with pytest.raises(TypeError, match="kw_only fields are not supported"):
+
+        @_dataclass.dataclass
+        class WithKwOnly:
+            x: int = dataclasses.field(default=0, kw_only=True)
+
     with pytest.raises(ValueError, match="eq must be true"):
         _dataclass.dataclass(eq=False, order=True)(type("C", (), {"__annotations__": {"x": "int"}}))
 
