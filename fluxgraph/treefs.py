@@ -4,7 +4,7 @@
 on a 1,300-file repository that was most of a second of file creation and removal. ``TreeFS``
 gives ``RepoFS`` the revision's tree instead (files, symlinks and directories as
 ``gitrev.read_tree`` lists them), so every confinement rule of ``RepoFS`` applies unchanged:
-the tree only replaces the six ``_sys_*`` methods that touch the operating system.
+the tree only replaces the seven ``_sys_*`` methods that touch the operating system.
 
 Symlinks resolve as the kernel resolves them: component by component, a relative target from
 the link's directory, ``..`` above the root or an absolute target leaving the tree (RepoFS then
@@ -103,7 +103,7 @@ class TreeFS(RepoFS):
             raise FileNotFoundError(errno.ENOENT, "outside the tree", rel) from None
         return path
 
-    # -- the six operating-system methods of RepoFS -----------------------------------------
+    # -- the seven operating-system methods of RepoFS -----------------------------------------
     def _sys_lstat(self, rel: str) -> os.stat_result:
         path = self._lookup(rel, follow_last=False)
         mode = self._kind(path)
