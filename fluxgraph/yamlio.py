@@ -26,6 +26,7 @@ Python).
 from __future__ import annotations
 
 import re
+import threading
 from operator import attrgetter
 from typing import Any
 
@@ -299,6 +300,7 @@ if CParser is not None:
             return Resolver.resolve(self, kind, value, implicit)
 
     _C_NODE_CLASSES = {"ScalarNode": _ScalarNode, "SequenceNode": _SequenceNode, "MappingNode": _MappingNode}
+    _C_COMPOSER_LOCK = threading.Lock()
 
 
 class _EventComposer:
@@ -489,20 +491,23 @@ def _compose_all(data: bytes) -> list[Node]:
         raise _too_many_events()
     loader = _Loader(data)
     nodes: list[Node] = []
-    # the C composer makes the node classes it finds in its module: ours, for this parse only
+    # The C composer makes the node classes it finds in its module: ours, for this parse only.
+    # The lock keeps two threads' parses from restoring ruamel's classes under each other (a
+    # ruamel loader running meanwhile in another thread gets ours, which are its subclasses).
     module = vars(_ruamel_yaml)
-    saved = {name: module[name] for name in _C_NODE_CLASSES}
-    module.update(_C_NODE_CLASSES)
-    try:
-        while loader.check_node():
-            nodes.append(loader.get_node())
-    except MarkedYAMLError as e:
-        if "duplicate anchor" in str(e):
-            return _EventComposer(data).documents()
-        raise
-    finally:
-        module.update(saved)
-        _release(loader)
+    with _C_COMPOSER_LOCK:
+        saved = {name: module[name] for name in _C_NODE_CLASSES}
+        module.update(_C_NODE_CLASSES)
+        try:
+            while loader.check_node():
+                nodes.append(loader.get_node())
+        except MarkedYAMLError as e:
+            if "duplicate anchor" in str(e):
+                return _EventComposer(data).documents()
+            raise
+        finally:
+            module.update(saved)
+            _release(loader)
     return nodes
 
 

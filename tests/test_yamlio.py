@@ -126,3 +126,34 @@ def test_flat_node_classes_only_during_our_parse():
     assert load_documents("g.yaml", b"a: [1\n").errors  # restored after an error too
     assert {n: getattr(_ruamel_yaml, n) for n in before} == before
     assert YAML(typ="safe").load("a: [1, 2]") == {"a": [1, 2]}
+
+
+def test_parses_in_threads_read_as_one_at_a_time():
+    """Each parse lends the C composer fluxgraph's node classes and restores ruamel's after:
+    parses in other threads meanwhile must still get the whole documents."""
+    import sys
+    import threading
+
+    texts = [f"a{i}: [1, {{b: c{i}}}, x]\nlist:\n" + "".join(f"  - {{k: v{j}, n: {j}}}\n" for j in range(200)) for i in range(8)]
+    expected = [load_text(t) for t in texts]
+    failures: list[str] = []
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+
+        def work(k: int) -> None:
+            for _ in range(40):
+                for t, e in zip(texts, expected, strict=True):
+                    got = load_text(t)
+                    if got != e:
+                        failures.append(f"thread {k}: {str(got)[:80]}")
+                        return
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert failures == []
