@@ -459,7 +459,7 @@ def _over_event_limit(data: bytes) -> bool:
     """Whether ``data`` has more than ``MAX_PARSE_EVENTS`` parser events. The C composer builds
     a whole file before anything can count its nodes (4 MB of ``-\n``, two million empty
     entries, took 7 s and 540 MB), so a file that may be over the limit is first counted by
-    libyaml alone, without a Python object per event (0.1 s for those 4 MB).
+    libyaml alone, without a Python object per event (0.23 s for those 4 MB).
 
     Whether it may be over comes from an upper bound: every node but a document's first starts
     after a line break or one of ``- : ? , [ {``, with at most an implicit null beside it

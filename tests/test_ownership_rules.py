@@ -9,7 +9,7 @@ import pytest
 
 from fluxgraph.engine import analyze
 
-from .conftest import FIXTURES, gotk_sync
+from .conftest import CORPUS, FIXTURES, gotk_sync
 
 OWNERSHIP_RULES = (
     "prunable-shared-namespace",
@@ -521,3 +521,28 @@ def test_path_with_cluster_only_variable_is_not_judged(tmp_path):
     files["clusters/test/apps.yaml"] = ks("apps", "./apps")
     [f] = findings(repo(tmp_path / "literal", files), "missing-path")
     assert "${CLUSTER_NAME}" in f.message
+
+
+@pytest.mark.parametrize("repo", ["homelab", "corpus:haraldkoch__kochhaus-home", "corpus:onedr0p__home-ops"])
+def test_ordered_after_is_happens_before_asked_backwards(repo):
+    """The two readings of "reconciled only after" (a forward walk for one Kustomization, a
+    cached backward walk per dependency) give the same answer for every pair."""
+    import fluxgraph
+    from fluxgraph.checks._ownership import happens_before, ordered_after
+
+    if repo.startswith("corpus:"):
+        path = CORPUS / repo.split(":", 1)[1]
+        if not path.is_dir():
+            pytest.skip("shared corpus not present")
+    else:
+        path = FIXTURES / "repos" / repo
+    pairs = 0
+    for cluster in fluxgraph.load(path).clusters:
+        ids = sorted(cluster.kustomizations)
+        for a in ids:
+            before = happens_before(cluster, a)
+            for b in ids:
+                if a != b:
+                    assert ordered_after(cluster, a, b) == (b in before), (a, b)
+                    pairs += 1
+    assert pairs > 0

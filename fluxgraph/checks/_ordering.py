@@ -23,17 +23,10 @@ HR_GROUP = flux.HELM_GROUP
 # -- where things are ---------------------------------------------------------------------
 
 
-def ks_object(cluster: ClusterModel, ks_id: str) -> AppliedObject | None:
-    """The applied object that declares Kustomization ``ks_id`` (the one the model used; for the
-    root, the first object of the walk that declares it again)."""
-    node = cluster.kustomizations.get(ks_id)
-    return node.declared_by if node is not None else None
-
-
 def ks_location(cluster: ClusterModel, ks_id: str, path: tuple[Any, ...] = ()) -> Location:
     """Where Kustomization ``ks_id`` (or its field ``path``) is declared."""
     node = cluster.kustomizations[ks_id]
-    obj = ks_object(cluster, ks_id)
+    obj = node.declared_by  # for the root: the first object of the walk that declares it again
     if obj is None:
         return node.declared_at or node.spec.location
     return obj.resource.position(path)

@@ -24,7 +24,7 @@ from fluxgraph import flux
 from fluxgraph._dataclass import dataclass, field
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
-from fluxgraph.gc import APPLY_EXCLUSIONS, GC_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match
+from fluxgraph.gc import APPLY_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match, protection
 from fluxgraph.model import Location, ObjRef, as_dict
 
 KS_GROUP = flux.KUSTOMIZE_GROUP
@@ -41,7 +41,7 @@ def loc(location: Location) -> str:
 
 def gc_protection(obj: AppliedObject) -> str | None:
     """Why Flux's garbage collection would skip ``obj`` (as applied), or None."""
-    return metadata_match(obj.data, GC_EXCLUSIONS)
+    return protection(obj.data)
 
 
 def never_applied(obj: AppliedObject) -> bool:
@@ -95,6 +95,39 @@ def happens_before(cluster: ClusterModel, ks_id: str) -> set[str]:
                 seen.add(n)
                 stack.append(n)
     return seen
+
+
+@per_cluster
+def _reachability(cluster: ClusterModel) -> tuple[dict[str, list[str]], dict[str, set[str]]]:
+    """Who links to whom backwards (dependsOn and parent), and the answers found so far."""
+    preds: dict[str, list[str]] = {}
+    for node in cluster.kustomizations.values():
+        for nxt in [f"{d.namespace}/{d.name}" for d in node.spec.depends_on] + ([node.parent] if node.parent else []):
+            preds.setdefault(nxt, []).append(node.id)
+    return preds, {}
+
+
+def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
+    """Whether ``ks_id`` is only reconciled once ``other`` has applied at least once: ``other``
+    is an ancestor of it, a (transitive, namespace-defaulted) dependency, or an ancestor of one.
+    The relation ``happens_before`` lists, asked the other way round (a test keeps them equal).
+
+    Answered from the set of Kustomizations that reach ``other`` through dependsOn and parent
+    links (one backward walk per ``other``, cached per cluster): asking for every Kustomization
+    of a 10,000-long dependsOn chain walked the chain each time."""
+    preds, after = _reachability(cluster)
+    reach = after.get(other)
+    if reach is None:
+        reach = set()
+        todo = list(preds.get(other, ()))
+        while todo:
+            cur = todo.pop()
+            if cur in reach:
+                continue
+            reach.add(cur)
+            todo.extend(preds.get(cur, ()))
+        after[other] = reach
+    return ks_id in reach
 
 
 def source_name(obj: AppliedObject) -> str | None:

@@ -133,13 +133,6 @@ def field_location(obj: AppliedObject | None, path: Path, fallback: Location) ->
     return obj.resource.position(path)
 
 
-def ks_object(cluster: ClusterModel, ks: KustomizationNode) -> AppliedObject | None:
-    """The applied object that declares ``ks`` in its parent's build (None for a root)."""
-    if ks.parent is None or ks.parent not in cluster.kustomizations:
-        return None
-    return ks.declared_by
-
-
 # -- shell scripts ------------------------------------------------------------------------
 
 
@@ -480,38 +473,6 @@ def substitute_from_path(obj: AppliedObject | None, kind: str, name: str) -> Pat
             if isinstance(e, dict) and e.get("name") == name and (e.get("kind") or kind) == kind:
                 return (*base, i)
     return base
-
-
-@per_cluster
-def _reachability(cluster: ClusterModel) -> tuple[dict[str, list[str]], dict[str, set[str]]]:
-    """Who links to whom backwards (dependsOn and parent), and the answers found so far."""
-    preds: dict[str, list[str]] = {}
-    for node in cluster.kustomizations.values():
-        for nxt in [f"{d.namespace}/{d.name}" for d in node.spec.depends_on] + ([node.parent] if node.parent else []):
-            preds.setdefault(nxt, []).append(node.id)
-    return preds, {}
-
-
-def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
-    """Whether ``ks_id`` is only reconciled once ``other`` has applied at least once: ``other``
-    is an ancestor of it, a (transitive, namespace-defaulted) dependency, or an ancestor of one.
-
-    Answered from the set of Kustomizations that reach ``other`` through dependsOn and parent
-    links (one backward walk per ``other``, cached per cluster): asking for every Kustomization
-    of a 10,000-long dependsOn chain walked the chain each time."""
-    preds, after = _reachability(cluster)
-    reach = after.get(other)
-    if reach is None:
-        reach = set()
-        todo = list(preds.get(other, ()))
-        while todo:
-            cur = todo.pop()
-            if cur in reach:
-                continue
-            reach.add(cur)
-            todo.extend(preds.get(cur, ()))
-        after[other] = reach
-    return ks_id in reach
 
 
 # -- postBuild injected from outside the repository ---------------------------------------

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from fluxgraph import envsubst
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._subst import key_location, ks_object, producers
+from fluxgraph.checks._ownership import ks_object
+from fluxgraph.checks._subst import key_location, producers
 from fluxgraph.findings import RawFinding
 from fluxgraph.model import Location, as_dict
 
@@ -22,7 +23,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         pb = ks.spec.post_build
         if pb is None or not any(o.substitution == "applied" for o in ks.objects):
             continue  # Flux checks the names only when it substitutes an object
-        decl = ks_object(cluster, ks)
+        decl = ks_object(cluster, ks.id)
         for name, _ in pb.substitute:
             ctx.evaluated()
             if not envsubst.is_valid_var_name(name):

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._subst import field_location, ks_object, producers, substitute_from_path
+from fluxgraph.checks._ownership import ks_object
+from fluxgraph.checks._subst import field_location, producers, substitute_from_path
 from fluxgraph.findings import RawFinding
 
 ID = "missing-substitute-from"
@@ -20,7 +21,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         pb = ks.spec.post_build
         if pb is None:
             continue
-        decl = ks_object(cluster, ks)
+        decl = ks_object(cluster, ks.id)
         ns = ks.spec.namespace
         for sf in pb.substitute_from:
             if sf.optional:

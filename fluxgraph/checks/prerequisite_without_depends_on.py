@@ -7,8 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._ownership import happens_before, loc, never_applied, unresolved
-from fluxgraph.checks._subst import ordered_after
+from fluxgraph.checks._ownership import happens_before, loc, never_applied, ordered_after, unresolved
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.findings import RawFinding
 from fluxgraph.model import as_dict

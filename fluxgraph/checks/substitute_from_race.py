@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from fluxgraph._dataclass import replace
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._subst import field_location, ks_object, ordered_after, producers, substitute_from_path
+from fluxgraph.checks._ownership import ks_object, ordered_after
+from fluxgraph.checks._subst import field_location, producers, substitute_from_path
 from fluxgraph.findings import RawFinding, Severity
 
 ID = "substitute-from-race"
@@ -19,7 +20,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         pb = ks.spec.post_build
         if pb is None:
             continue
-        decl = ks_object(cluster, ks)
+        decl = ks_object(cluster, ks.id)
         ns = ks.spec.namespace
         for sf in pb.substitute_from:
             ctx.evaluated()

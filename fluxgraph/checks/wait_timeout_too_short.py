@@ -14,7 +14,6 @@ from fluxgraph.checks._ordering import (
     duration,
     health_check_refs,
     ks_location,
-    ks_object,
 )
 from fluxgraph.cluster import HelmReleaseNode
 from fluxgraph.findings import RawFinding, Severity
@@ -121,7 +120,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             path = ("spec", "interval")
             tdesc = "no spec.timeout: interval minus 30s"
         related = []
-        obj = ks_object(cluster, ks.id)
+        obj = ks.declared_by
         if obj is not None and obj.resource.doc is not None and obj.resource.doc.scalar_node(path) is None:
             tdesc += f", set by a patch{f' of {ks.parent}' if ks.parent else ''}"
             if ks.parent and cluster.kustomizations[ks.parent].spec.patches:
