@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fluxgraph import flux
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.cluster import ClusterModel, ClusterWalker, SourceNode
 from fluxgraph.discovery import ClusterRoot, discover
 from fluxgraph.kustomize.build import Builder, FileCache

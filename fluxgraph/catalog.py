@@ -7,10 +7,10 @@ and the check engine all read these files. A test keeps catalog, checks and fixt
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.findings import Severity
 from fluxgraph.yamlio import load_text
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux, substitution
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, SubstituteFrom
 from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file, is_remote
 from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource

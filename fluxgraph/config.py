@@ -19,10 +19,10 @@ Command-line options win over the file.
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.findings import Severity
 from fluxgraph.model import FluxgraphError
 from fluxgraph.yamlio import YamlLoadError, load_text

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fluxgraph import envsubst, flux, gc
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.api import Repository, load
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.explain import declaration_object, post_build_summary

@@ -17,9 +17,9 @@ A cluster is identified by the directory its root Kustomization builds. Recognis
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 from typing import Any
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.kustomize.build import FileCache
 from fluxgraph.model import Location, as_dict, as_str
 from fluxgraph.repofs import norm_rel, secure_join

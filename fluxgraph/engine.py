@@ -8,10 +8,10 @@ Checks run in two phases: ordinary checks (phase 1) see the model; checks with `
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.api import Repository, load
 from fluxgraph.catalog import load_catalog
 from fluxgraph.checks import CheckContext, phase_of, registry

@@ -11,11 +11,11 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fluxgraph import envsubst, flux, gc
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.findings import Finding

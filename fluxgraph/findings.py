@@ -8,9 +8,9 @@ check never decides its own severity.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.model import Location, ObjRef
 
 

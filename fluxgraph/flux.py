@@ -12,9 +12,9 @@ else interval minus 30s with a 30s floor; ``GetRetryInterval``: interval) and he
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.kustomize.resource import Resource
 from fluxgraph.model import Location, Problem, as_dict, as_str
 

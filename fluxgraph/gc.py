@@ -31,10 +31,10 @@ Flux facts used, as read in the Flux sources:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import flux
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.findings import Severity
 from fluxgraph.model import ObjRef, as_dict

@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import posixpath
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.model import FluxgraphError
 from fluxgraph.repofs import RepoFS
 

@@ -7,9 +7,8 @@ shows up at once instead of as an off-by-one in a SARIF report.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
-
-from fluxgraph._dataclass import dataclass, field
 
 
 @dataclass(frozen=True, order=True)

@@ -11,10 +11,10 @@ a trailing ``/`` matches directories only, a pattern with a ``/`` inside is anch
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.selector import linear_regex
 

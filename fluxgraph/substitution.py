@@ -17,10 +17,10 @@ substituted when no variable resolved.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import envsubst
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.model import linked_path
 from fluxgraph.yamlio import plain_scalar_tag, resolve_scalar
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.findings import Finding
 from fluxgraph.kustomize.build import FileCache
 from fluxgraph.model import Location

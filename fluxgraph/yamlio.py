@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
@@ -35,8 +36,6 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import Resolver
 from ruamel.yaml.tag import Tag
 from ruamel.yaml.util import LazyEval
-
-from fluxgraph._dataclass import dataclass, field
 
 try:  # the C parser; without it ruamel is about 6x slower
     import _ruamel_yaml

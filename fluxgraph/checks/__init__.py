@@ -12,10 +12,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.findings import RawFinding
 from fluxgraph.model import Location, ObjRef, Problem
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from fluxgraph import flux
-from fluxgraph._dataclass import dataclass
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.flux import NamedRef, format_duration
 from fluxgraph.model import Location, as_dict

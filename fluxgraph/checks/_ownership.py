@@ -19,9 +19,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from fluxgraph import flux
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.gc import APPLY_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match, protection

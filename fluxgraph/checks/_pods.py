@@ -3,9 +3,9 @@ HelmRelease values, and mapping an offset inside a hook script back to the repos
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.model import Location
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from fluxgraph import envsubst, flux
-from fluxgraph._dataclass import dataclass
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.model import Location, as_dict, linked_path, value_at

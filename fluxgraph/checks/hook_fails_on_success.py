@@ -4,9 +4,9 @@ its success path (see rules/hook-fails-on-success.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph._dataclass import replace
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._pods import find_hooks, source_text, text_location
 from fluxgraph.cluster import AppliedObject

@@ -4,8 +4,8 @@ with no dependsOn on that one (see rules/substitute-from-race.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
-from fluxgraph._dataclass import replace
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import ks_object, ordered_after
 from fluxgraph.checks._subst import field_location, producers, substitute_from_path

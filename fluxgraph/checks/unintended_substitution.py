@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from fluxgraph import envsubst
-from fluxgraph._dataclass import replace
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import (
     dotted,

@@ -4,9 +4,9 @@ HelmRelease may take (see rules/wait-timeout-too-short.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
-from fluxgraph._dataclass import dataclass, replace
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ordering import (
     HR_GROUP,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from fluxgraph._dataclass import dataclass
+from dataclasses import dataclass
 
 from ._front import parse
 from ._funcs import GoPanic, lookup_func, normalize_bytes, to_default

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
-
-from fluxgraph._dataclass import dataclass, field
 
 __all__ = [
     "DEFAULT_OPS",

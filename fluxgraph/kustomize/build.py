@@ -26,9 +26,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.kustomize import generators, json6902, namereference, selector, smp
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.replacements import apply_replacements

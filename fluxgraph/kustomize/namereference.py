@@ -39,10 +39,10 @@ reported as an error here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.selector import (
     DEFAULT_NAMESPACE,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.model import Location, ObjRef, api_group
 from fluxgraph.yamlio import Document
 

@@ -29,12 +29,12 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from re import _constants as _sre
 from re import _parser as _sre_parser
 from typing import Any
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.kustomize.errors import KustomizeError
 
 __all__ = [

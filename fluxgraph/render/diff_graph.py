@@ -12,8 +12,9 @@ Node IDs are generated (``n0``, ``n1``...: only ``[A-Za-z0-9_]``); every label i
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from fluxgraph import gc
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.diff import ClusterDiff, DiffReport
 from fluxgraph.findings import Severity
 

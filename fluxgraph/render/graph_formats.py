@@ -13,10 +13,10 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fluxgraph._dataclass import dataclass
 from fluxgraph.export import to_json, to_text
 from fluxgraph.model import FluxgraphError
 

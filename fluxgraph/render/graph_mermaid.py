@@ -17,7 +17,8 @@
 
 from __future__ import annotations
 
-from fluxgraph._dataclass import dataclass
+from dataclasses import dataclass
+
 from fluxgraph.render.graph_view import EDGE_MEANING, STATUS_MEANING, GraphView, ViewEdge, ViewNode
 
 MAX_TEXT = 50_000

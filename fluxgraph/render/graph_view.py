@@ -19,8 +19,8 @@ import hashlib
 import re
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
-from fluxgraph._dataclass import dataclass, field
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.findings import Finding, Severity
 from fluxgraph.model import FluxgraphError

@@ -16,8 +16,7 @@ an exec is whatever that program returns, which this package does not know.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from fluxgraph._dataclass import dataclass
+from dataclasses import dataclass
 
 __all__ = ["SHELLS", "ShellExec", "parse_exec", "script_from_exec"]
 

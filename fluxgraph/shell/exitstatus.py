@@ -7,7 +7,7 @@ script's status.  See the package docstring for the semantics and references.
 
 from __future__ import annotations
 
-from fluxgraph._dataclass import dataclass, replace
+from dataclasses import dataclass, replace
 
 from .nodes import (
     AndOr,

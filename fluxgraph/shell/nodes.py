@@ -10,8 +10,7 @@ to ``Program.source`` of that inner program (``CommandSubst.absolute`` is False)
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from fluxgraph._dataclass import dataclass, field
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
