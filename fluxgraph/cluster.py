@@ -152,7 +152,7 @@ class ClusterModel:
     sources: dict[str, SourceNode] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     discovered_by: str = ""
-    _graph: nx.DiGraph | None = field(default=None, repr=False)  # built on first use
+    _graph: nx.MultiDiGraph | None = field(default=None, repr=False)  # built on first use
 
     def objects(self) -> Iterable[AppliedObject]:
         for ks in self.kustomizations.values():
@@ -162,10 +162,19 @@ class ClusterModel:
         return [o for o in self.objects() if o.ref.kind == kind and o.ref.namespace == namespace and o.ref.name == name]
 
     @property
-    def graph(self) -> nx.DiGraph:
+    def graph(self) -> nx.MultiDiGraph:
         if self._graph is None:
             self._graph = build_graph(self)
         return self._graph
+
+    def depends_on_graph(self, kind: str = "ks") -> nx.MultiDiGraph:
+        """A read-only view of ``graph``: the ``dependsOn`` edges between the Kustomizations
+        (``kind="ks"``) or HelmReleases (``kind="hr"``) of this cluster, dangling ones left out.
+        Nodes keep their ``ks:``/``hr:`` prefix."""
+        import networkx as nx
+
+        known = {f"ks:{i}" for i in self.kustomizations} if kind == "ks" else {f"hr:{i}" for i in self.helm_releases}
+        return nx.subgraph_view(self.graph, filter_node=known.__contains__, filter_edge=lambda u, v, k: k == "dependsOn")
 
     def ancestors(self, ks_id: str) -> list[str]:
         chain = []
@@ -178,13 +187,14 @@ class ClusterModel:
         return chain
 
 
-def build_graph(model: ClusterModel) -> nx.DiGraph:
+def build_graph(model: ClusterModel) -> nx.MultiDiGraph:
     """Nodes: ``ks:<ns>/<name>``, ``hr:<ns>/<name>``, ``src:<Kind>/<ns>/<name>``,
-    ``obj:<Kind>/<ns>/<name>``. Edge ``kind`` attribute: applies, dependsOn, sourceRef,
-    substituteFrom, valuesFrom, chartSource."""
+    ``obj:<Kind>/<ns>/<name>``. Edges are keyed by their kind (also their ``kind`` attribute):
+    applies, dependsOn, sourceRef, substituteFrom, valuesFrom, chartSource; two nodes may be
+    joined by edges of several kinds (a parent that also dependsOn its child)."""
     import networkx as nx  # imported on first use: it costs a noticeable part of start-up
 
-    g = nx.DiGraph()
+    g = nx.MultiDiGraph()
     for ks in model.kustomizations.values():
         g.add_node(f"ks:{ks.id}", type="Kustomization", id=ks.id)
     for src in model.sources.values():
@@ -192,35 +202,35 @@ def build_graph(model: ClusterModel) -> nx.DiGraph:
     for ks in model.kustomizations.values():
         n = f"ks:{ks.id}"
         if ks.parent:
-            g.add_edge(f"ks:{ks.parent}", n, kind="applies")
+            g.add_edge(f"ks:{ks.parent}", n, key="applies", kind="applies")
         for dep in ks.spec.depends_on:
-            g.add_edge(n, f"ks:{dep}", kind="dependsOn")
+            g.add_edge(n, f"ks:{dep}", key="dependsOn", kind="dependsOn")
         if ks.spec.source_ref is not None:
-            g.add_edge(n, f"src:{ks.spec.source_ref.id}", kind="sourceRef")
+            g.add_edge(n, f"src:{ks.spec.source_ref.id}", key="sourceRef", kind="sourceRef")
         for obj in ks.objects:
             on = f"obj:{obj.ref.key}"
             if not g.has_node(on):
                 g.add_node(on, type="Object", id=obj.ref.key)
-            g.add_edge(n, on, kind="applies")
+            g.add_edge(n, on, key="applies", kind="applies")
         if ks.spec.post_build is not None:
             for sf in ks.spec.post_build.substitute_from:
                 on = f"obj:{sf.kind}/{ks.spec.namespace}/{sf.name}"
                 if not g.has_node(on):
                     g.add_node(on, type="Object", id=on[4:], missing=True)
-                g.add_edge(n, on, kind="substituteFrom")
+                g.add_edge(n, on, key="substituteFrom", kind="substituteFrom")
     for hr in model.helm_releases.values():
         n = f"hr:{hr.id}"
         g.add_node(n, type="HelmRelease", id=hr.id)
-        g.add_edge(f"ks:{hr.owner}", n, kind="applies")
+        g.add_edge(f"ks:{hr.owner}", n, key="applies", kind="applies")
         for dep in hr.spec.depends_on:
-            g.add_edge(n, f"hr:{dep}", kind="dependsOn")
+            g.add_edge(n, f"hr:{dep}", key="dependsOn", kind="dependsOn")
         if hr.spec.chart_source is not None:
-            g.add_edge(n, f"src:{hr.spec.chart_source.id}", kind="chartSource")
+            g.add_edge(n, f"src:{hr.spec.chart_source.id}", key="chartSource", kind="chartSource")
         for kind, name, _opt in hr.spec.values_from:
             on = f"obj:{kind}/{hr.spec.namespace}/{name}"
             if not g.has_node(on):
                 g.add_node(on, type="Object", id=on[4:], missing=True)
-            g.add_edge(n, on, kind="valuesFrom")
+            g.add_edge(n, on, key="valuesFrom", kind="valuesFrom")
     return g
 
 

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
+
+import networkx as nx
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ordering import hr_depends_on_location, ks_depends_on_location
-from fluxgraph.digraph import DiGraph, NoPath, shortest_path, strongly_connected_components
 from fluxgraph.findings import RawFinding
 from fluxgraph.flux import NamedRef
 from fluxgraph.model import Location, ObjRef
@@ -15,14 +17,14 @@ from fluxgraph.model import Location, ObjRef
 ID = "dependency-cycle"
 
 
-def shortest_cycle(g: DiGraph, start: str, members: set[str]) -> list[str]:
+def shortest_cycle(g: Any, start: str, members: set[str]) -> list[str]:
     """The shortest cycle through ``start`` inside ``members`` (``[start, ..., start]``)."""
     sub = g.subgraph(members)
     best: list[str] | None = None
     for succ in sorted(sub.successors(start)):
         try:
-            path = shortest_path(sub, succ, start)
-        except NoPath:
+            path = nx.shortest_path(sub, succ, start)
+        except nx.NetworkXNoPath:
             continue
         cand = [start, *path]
         if best is None or len(cand) < len(best):
@@ -31,20 +33,22 @@ def shortest_cycle(g: DiGraph, start: str, members: set[str]) -> list[str]:
     return best
 
 
-def cycles(g: DiGraph) -> Iterator[tuple[list[str], set[str]]]:
+def cycles(g: Any) -> Iterator[tuple[list[str], set[str]]]:
     """One cycle per strongly connected component (self-loops included), through its
-    smallest member: ``(cycle, component)``."""
-    for comp in sorted((sorted(c) for c in strongly_connected_components(g)), key=lambda c: c[0]):
+    smallest member: ``(cycle, component)``. Nodes carry the model graph's ``ks:``/``hr:``
+    prefix; the cycle and component are returned without it."""
+    for comp in sorted((sorted(c) for c in nx.strongly_connected_components(g)), key=lambda c: c[0]):
         members = set(comp)
         if len(comp) == 1 and not g.has_edge(comp[0], comp[0]):
             continue
-        yield shortest_cycle(g, comp[0], members), members
+        cyc = shortest_cycle(g, comp[0], members)
+        yield [n[3:] for n in cyc], {n[3:] for n in members}
 
 
 def _report(
     ctx: CheckContext,
     kind: str,
-    g: DiGraph,
+    g: Any,
     where: Callable[[str, str], Location],
     owner: Callable[[str], str],
     obj: Callable[[str], ObjRef | None],
@@ -71,27 +75,15 @@ def _report(
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
-    kg: DiGraph = DiGraph()
-    for ks in cluster.kustomizations.values():
-        kg.add_node(ks.id)
-        for dep in ks.spec.depends_on:
-            ctx.evaluated()
-            if str(dep) in cluster.kustomizations:
-                kg.add_edge(ks.id, str(dep))
+    ctx.evaluated(sum(len(ks.spec.depends_on) for ks in cluster.kustomizations.values()))
 
     def ks_where(a: str, b: str) -> Location:
         ns, _, name = b.partition("/")
         return ks_depends_on_location(cluster, a, NamedRef(ns, name))
 
-    yield from _report(ctx, "Kustomization", kg, ks_where, lambda i: i, lambda i: None)
+    yield from _report(ctx, "Kustomization", cluster.depends_on_graph("ks"), ks_where, lambda i: i, lambda i: None)
 
-    hg: DiGraph = DiGraph()
-    for hr in cluster.helm_releases.values():
-        hg.add_node(hr.id)
-        for dep in hr.spec.depends_on:
-            ctx.evaluated()
-            if str(dep) in cluster.helm_releases:
-                hg.add_edge(hr.id, str(dep))
+    ctx.evaluated(sum(len(hr.spec.depends_on) for hr in cluster.helm_releases.values()))
 
     def hr_where(a: str, b: str) -> Location:
         ns, _, name = b.partition("/")
@@ -101,7 +93,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
     yield from _report(
         ctx,
         "HelmRelease",
-        hg,
+        cluster.depends_on_graph("hr"),
         hr_where,
         lambda i: cluster.helm_releases[i].owner,
         lambda i: cluster.helm_releases[i].obj.ref,

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import networkx as nx
+
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ordering import (
     has_ready_expr,
@@ -14,7 +16,6 @@ from fluxgraph.checks._ordering import (
     ks_location,
     waited_kustomizations,
 )
-from fluxgraph.digraph import DiGraph, shortest_path, strongly_connected_components
 from fluxgraph.findings import RawFinding
 from fluxgraph.flux import NamedRef
 from fluxgraph.model import Location
@@ -25,7 +26,7 @@ ID = "wait-dependency-deadlock"
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     # edge a -> b: a becomes Ready only after b is Ready
-    g: DiGraph = DiGraph()
+    g = nx.DiGraph()
     for ks in cluster.kustomizations.values():
         g.add_node(ks.id)
         for dep in ks.spec.depends_on:
@@ -37,36 +38,34 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             ctx.evaluated()
             if not g.has_edge(ks.id, child):
                 g.add_edge(ks.id, child, how=how, path=path)
-    for comp in sorted((sorted(c) for c in strongly_connected_components(g)), key=lambda c: c[0]):
+    for comp in sorted((sorted(c) for c in nx.strongly_connected_components(g)), key=lambda c: c[0]):
         members = set(comp)
-        waits = sorted(
-            (a, b) for a, b, d in g.edges_from(comp) if b in members and d["how"] != "dependsOn"
-        )
+        waits = sorted((a, b) for a, b, how in g.out_edges(comp, data="how") if b in members and how != "dependsOn")
         if len(comp) < 2 or not waits:
             continue
         waiter, child = waits[0]
-        route = shortest_path(g.subgraph(members), child, waiter)
+        route = nx.shortest_path(g.subgraph(members), child, waiter)
         cyc = [waiter, *route]
         edges = list(zip(cyc, cyc[1:], strict=False))
         # start the story at the first dependsOn edge: that is the line the finding points at
-        start = next((i for i, (a, b) in enumerate(edges) if g.edge_data(a, b)["how"] == "dependsOn"), 0)
+        start = next((i for i, (a, b) in enumerate(edges) if g.edges[a, b]["how"] == "dependsOn"), 0)
         edges = edges[start:] + edges[:start]
         yield _finding(ctx, g, edges, members)
 
 
-def _where(ctx: CheckContext, g: DiGraph, a: str, b: str) -> Location:
-    d: dict[str, Any] = g.edge_data(a, b)
+def _where(ctx: CheckContext, g: nx.DiGraph, a: str, b: str) -> Location:
+    d: dict[str, Any] = g.edges[a, b]
     if d["how"] == "dependsOn":
         ns, _, name = b.partition("/")
         return ks_depends_on_location(ctx.cluster, a, NamedRef(ns, name))
     return ks_location(ctx.cluster, a, d["path"])
 
 
-def _finding(ctx: CheckContext, g: DiGraph, edges: list[tuple[str, str]], members: set[str]) -> RawFinding:
+def _finding(ctx: CheckContext, g: nx.DiGraph, edges: list[tuple[str, str]], members: set[str]) -> RawFinding:
     first = edges[0][0]
     msg = f"Kustomization {first}"
     for i, (a, b) in enumerate(edges):
-        how = g.edge_data(a, b)["how"]
+        how = g.edges[a, b]["how"]
         step = f"depends on {b}" if how == "dependsOn" else f"waits for {b} ({how})"
         msg += f" {step}" if i == 0 else f", which {step}"
     msg += ": none of them becomes ready" if len(edges) > 2 else ": neither becomes ready"
