@@ -19,7 +19,7 @@ from fluxgraph import envsubst, flux, gc
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.findings import Finding
-from fluxgraph.model import FluxgraphError, Location, ObjRef, as_dict, dotted
+from fluxgraph.model import FluxgraphError, Location, ObjRef, as_dict, dotted, string_values
 from fluxgraph.substitution import substitution_disabled
 
 _OBJ_RE = re.compile(r"^[A-Z][A-Za-z0-9]*(?:\.[a-z0-9.-]+)?/[^/]+(?:/[^/]+)?$")
@@ -505,24 +505,9 @@ def namespace_views(model: ClusterModel, objs: list[AppliedObject]) -> list[Name
     return out
 
 
-def _strings(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
-    if isinstance(node, str):
-        yield path, node
-    elif isinstance(node, dict):
-        for k, v in node.items():
-            if isinstance(k, str) and "${" in k:
-                yield (*path, k), k
-            yield from _strings(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _strings(v, (*path, i))
-
-
 def variable_refs(obj: AppliedObject) -> Iterator[tuple[str, str, bool]]:
     """(name, field, has_default) of every ``${...}`` in the object before substitution."""
-    for path, text in _strings(obj.pre_substitution):
-        if "${" not in text:
-            continue
+    for path, text in string_values(obj.pre_substitution, contains="${", keys=True):
         try:
             tmpl = envsubst.parse(text)
         except Exception:  # syntax errors are reported by invalid-substitution-syntax
@@ -532,7 +517,7 @@ def variable_refs(obj: AppliedObject) -> Iterator[tuple[str, str, bool]]:
 
 
 def has_escape(obj: AppliedObject) -> bool:
-    return any("$${" in text for _, text in _strings(obj.pre_substitution))
+    return bool(string_values(obj.pre_substitution, contains="$${", keys=True))
 
 
 def source_ref(origin: str | None) -> str | None:

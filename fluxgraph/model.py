@@ -100,9 +100,12 @@ def linked_path(where: Any) -> tuple[Any, ...]:
     return tuple(reversed(keys))
 
 
-def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> list[tuple[tuple[Any, ...], str]]:
+def string_values(
+    node: Any, path: tuple[Any, ...] = (), contains: str = "", *, keys: bool = False
+) -> list[tuple[tuple[Any, ...], str]]:
     """Every string value of ``node`` that contains ``contains``, with its path, in document
-    order (mapping keys are not visited).
+    order. With ``keys``, mapping keys that contain it are yielded too, before their value and
+    with the same path (Flux substitutes the YAML text, keys included).
 
     A value's path is built only when the value is kept: the checks ask for the few strings
     with a ``$`` among the tens of thousands of a large cluster. Recursive, which is twice as
@@ -128,6 +131,8 @@ def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> 
         else:
             return
         for k, v in pairs:
+            if keys and isinstance(k, str) and contains in k:
+                keep(((*path, *linked_path(where), k), k))
             t = type(v)
             if t is str:
                 if contains in v:
@@ -138,22 +143,31 @@ def string_values(node: Any, path: tuple[Any, ...] = (), contains: str = "") -> 
     try:
         walk(node, None)
     except RecursionError:
-        return _string_values_iterative(node, path, contains)
+        return _string_values_iterative(node, path, contains, keys)
     return out
 
 
-def _string_values_iterative(node: Any, path: tuple[Any, ...], contains: str) -> list[tuple[tuple[Any, ...], str]]:
+_KEY = object()  # marks a mapping key on the iterative walk's stack
+
+
+def _string_values_iterative(node: Any, path: tuple[Any, ...], contains: str, keys: bool) -> list[tuple[tuple[Any, ...], str]]:
     """``string_values`` with an explicit stack, for data of any depth."""
     out: list[tuple[tuple[Any, ...], str]] = []
     stack: list[tuple[Any, Any]] = [(None, node)]  # (where, value); where = (parent where, key)
     while stack:
         where, n = stack.pop()
+        if where is not None and where[0] is _KEY:
+            out.append(((*path, *linked_path(where[1])), n))
+            continue
         t = type(n)
         if t is str or (t is not dict and t is not list and isinstance(n, str)):
             if contains in n:
                 out.append(((*path, *linked_path(where)), n))
         elif t is dict or isinstance(n, dict):
-            stack.extend(((where, k), v) for k, v in reversed(n.items()))
+            for k, v in reversed(n.items()):
+                stack.append(((where, k), v))
+                if keys and isinstance(k, str) and contains in k:
+                    stack.append(((_KEY, (where, k)), k))
         elif t is list or isinstance(n, list):
             stack.extend(((where, i), n[i]) for i in range(len(n) - 1, -1, -1))
     return out

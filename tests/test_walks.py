@@ -19,10 +19,29 @@ _data = st.recursive(
 )
 
 
+def _reference(node: Any, path: tuple[Any, ...], needle: str, keys: bool) -> list[tuple[tuple[Any, ...], str]]:
+    """The plain recursive walk, for comparison: a key before its value, document order."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    if isinstance(node, str):
+        if needle in node:
+            out.append((path, node))
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if keys and isinstance(k, str) and needle in k:
+                out.append(((*path, k), k))
+            out.extend(_reference(v, (*path, k), needle, keys))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out.extend(_reference(v, (*path, i), needle, keys))
+    return out
+
+
 @settings(max_examples=300, deadline=None)
-@given(_data, st.sampled_from(["$", "${", "a", ""]))
-def test_string_values_agrees_with_the_iterative_walk(data: Any, needle: str) -> None:
-    assert string_values(data, ("root",), needle) == _string_values_iterative(data, ("root",), needle)
+@given(_data, st.sampled_from(["$", "${", "a", ""]), st.booleans())
+def test_string_values_agrees_with_the_iterative_walk(data: Any, needle: str, keys: bool) -> None:
+    expected = _reference(data, ("root",), needle, keys)
+    assert string_values(data, ("root",), needle, keys=keys) == expected
+    assert _string_values_iterative(data, ("root",), needle, keys) == expected
 
 
 def test_string_values_of_data_deeper_than_the_recursion_limit() -> None:
@@ -32,6 +51,11 @@ def test_string_values_of_data_deeper_than_the_recursion_limit() -> None:
         data = {"k": data} if i % 2 else [data]
     [(path, value)] = string_values(data, contains="$")
     assert value == "$deep" and len(path) == depth
+    deep_key: Any = {"$key": "v"}
+    for _ in range(sys.getrecursionlimit() + 500):
+        deep_key = [deep_key]
+    [(path, value)] = string_values(deep_key, contains="$", keys=True)
+    assert value == "$key" and path[-1] == "$key"
 
 
 def test_string_subclasses_and_mapping_subclasses_are_walked() -> None:

@@ -10,7 +10,7 @@ from fluxgraph import __version__
 from fluxgraph.diff import ClusterDiff, DiffReport, Effect, ObjectChange
 from fluxgraph.findings import Finding, Severity
 from fluxgraph.model import Location
-from fluxgraph.render.explain_report import cascade_json
+from fluxgraph.render.explain_report import cascade_json, finding_head
 from fluxgraph.render.json_report import finding_json
 
 SCHEMA = "https://fluxgraph.dev/schemas/diff-v1.json"
@@ -57,7 +57,7 @@ def _limited(items: list[str], indent: str) -> list[str]:
 
 
 def _finding_line(f: Finding) -> str:
-    return f"{f.severity.value:<7} {f.rule}  {f.location.file}:{f.location.line}:{f.location.column}  {f.message}"
+    return f"{finding_head(f)}  {f.message}"
 
 
 def _cluster_text(cd: ClusterDiff) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from fluxgraph import __version__, gc
 from fluxgraph.explain import ChainLink, ClusterExplanation, Explanation, MovePlan
+from fluxgraph.findings import Finding
 from fluxgraph.model import Location
 from fluxgraph.render.json_report import finding_json
 
@@ -192,9 +193,7 @@ def _cluster_text(ce: ClusterExplanation) -> list[str]:
     if ce.findings:
         lines.append(f"  Findings ({len(ce.findings)})")
         for f in ce.findings:
-            lines.append(
-                f"    {f.severity.value:<7} {f.rule}  {f.location.file}:{f.location.line}:{f.location.column}"
-            )
+            lines.append(f"    {finding_head(f)}")
             lines.append(f"            {f.message}")
     else:
         lines.append("  Findings: none")
@@ -203,6 +202,11 @@ def _cluster_text(ce: ClusterExplanation) -> list[str]:
     if ce.move is not None:
         lines.extend("  " + ln for ln in _move_text(ce.move))
     return lines
+
+
+def finding_head(f: Finding) -> str:
+    """``severity rule  file:line:column``: how explain and diff list a finding in text."""
+    return f"{f.severity.value:<7} {f.rule}  {f.location.file}:{f.location.line}:{f.location.column}"
 
 
 def render_text(ex: Explanation) -> str:
