@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fluxgraph import flux
 from fluxgraph.cluster import ClusterModel, ClusterWalker, SourceNode
-from fluxgraph.discovery import ClusterRoot, discover
+from fluxgraph.discovery import ClusterRoot, discover, somebodys_child, unapplied
 from fluxgraph.kustomize.build import Builder, FileCache
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem
@@ -167,16 +167,15 @@ def load(
             src = SourceNode(sref.kind, sref.namespace, sref.name, root.url, repo_base=root.repo_base, location=root.location, synthesized=True)
             ClusterWalker(builder, model, spec, src, extra_vars=extra_vars).run()
         clusters.append((root, model))
-    # a root found by a layout heuristic that another cluster builds is part of that cluster
-    built = {
-        id(m): {ks.build_dir for ks in m.kustomizations.values() if ks.build_dir is not None and ks.parent is not None}
-        for _, m in clusters
-    }
+    # a root found by a layout heuristic is a cluster only when it is nobody's child
     kept = [
         m
         for r, m in clusters
-        if not (r.weak and cluster is None and any(r.dir in built[id(o)] for _, o in clusters if o is not m))
+        if not (r.weak and cluster is None and somebodys_child(r, m, [o for _, o in clusters if o is not m]) is not None)
     ]
+    if cluster is None:
+        # Flux Kustomizations no discovered cluster applies (a ks.yaml left out of its parent)
+        problems.extend(unapplied(cache, kept))
     # limits the file system walk hit and file names it could not read (repofs.RepoFS.problems)
     # concern every cluster: what they hide may belong to any of them
     for m in kept:

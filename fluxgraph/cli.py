@@ -236,7 +236,7 @@ def graph(
         _fail(str(e))
         return
     if not spec.diagram:
-        text = json.dumps(to_json(repo.clusters), indent=2, sort_keys=False) + "\n" if fmt == "json" else to_text(repo.clusters)
+        text = json.dumps(to_json(repo.clusters, repo.problems), indent=2, sort_keys=False) + "\n" if fmt == "json" else to_text(repo.clusters)
         _emit(text, output)
         return
     from fluxgraph.render.graph_view import ViewOptions, build_view

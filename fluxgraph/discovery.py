@@ -10,19 +10,30 @@ A cluster is identified by the directory its root Kustomization builds. Recognis
   with ``spec.sync.path``; the root is the ``flux-system`` Kustomization the operator creates.
   For an OCI sync whose path is relative to a pushed sub-directory, the artifact root is the
   ancestor of the FluxInstance's file under which the path exists.
-* A root Kustomization that applies its own directory (``path`` = the dir of its file).
+* A root Kustomization that applies its own directory (``path`` = the dir of its file, or its
+  parent for a ``flux-system/`` folder).
 * ``clusters/<name>`` directories that hold only Flux objects (no flux-system folder).
+
+The last two are layout heuristics (``ClusterRoot.weak``). A weak root is a real root only when
+it is nobody's child (``somebodys_child``): no other cluster applies its Kustomization, builds
+its directory, or reads a kustomization file in its file's directory or above. A ``ks.yaml``
+commented out of its parent's ``kustomization.yaml`` is such a child: Flux never applies it, so
+it is reported as not applied (``unapplied``), never analysed as a cluster of its own.
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fluxgraph.kustomize.build import FileCache
-from fluxgraph.model import Location, as_dict, as_str
+from fluxgraph.kustomize.build import KUSTOMIZATION_FILES, FileCache
+from fluxgraph.model import Location, Problem, as_dict, as_str
 from fluxgraph.repofs import norm_rel, secure_join
+
+if TYPE_CHECKING:
+    from fluxgraph.cluster import ClusterModel
 
 FLUX_OBJECT_GROUPS = (
     "kustomize.toolkit.fluxcd.io",
@@ -213,7 +224,7 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
                         name=as_str(md.get("name")) or "flux-system",
                         location=Location(f, line),
                         root_doc=data,
-                        how="self-applying root Kustomization",
+                        how=SELF_APPLYING,
                         weak=True,
                     )
                 )
@@ -231,3 +242,154 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
             if _only_flux_objects(cache, yamls):
                 add(ClusterRoot(dir=d, location=Location(yamls[0]), how="directory of Flux Kustomizations", weak=True))
     return sorted(roots.values(), key=lambda r: r.dir)
+
+
+def _ancestors(d: str) -> list[str]:
+    """``d`` and every directory above it, up to the repository root (``""``)."""
+    out = [d]
+    while d:
+        d = posixpath.dirname(d)
+        out.append(d)
+    return out
+
+
+def _read_kustomization_dirs(models: list[ClusterModel]) -> dict[str, str]:
+    """Directory -> the kustomization file in it that some cluster's build read."""
+    out: dict[str, str] = {}
+    for m in models:
+        for ks in m.kustomizations.values():
+            for f in ks.files:
+                if posixpath.basename(f) in KUSTOMIZATION_FILES:
+                    out.setdefault(posixpath.dirname(f), f)
+    return out
+
+
+def somebodys_child(root: ClusterRoot, model: ClusterModel, others: list[ClusterModel]) -> str | None:
+    """Why the weak root ``root`` (built as ``model``) belongs to one of the ``others`` clusters,
+    or None when it is nobody's child. Flux applies a Kustomization only from its parent's build:
+    one that another cluster applies, whose directory another cluster builds, or whose file lies
+    in a directory (or below one) whose kustomization file another cluster reads, is reached
+    from there or not at all."""
+    for o in others:
+        node = o.kustomizations.get(model.root_id)
+        if node is not None and node.parent is not None:
+            return f"cluster {o.name} applies Kustomization {model.root_id}"
+        if any(ks.build_dir == root.dir and ks.parent is not None for ks in o.kustomizations.values()):
+            return f"cluster {o.name} builds {root.dir or '.'}"
+    if root.how != SELF_APPLYING or root.location is None or root.name == "flux-system":
+        return None
+    read = _read_kustomization_dirs(others)
+    for d in _ancestors(posixpath.dirname(root.location.file)):
+        if d in read:
+            return f"cluster reads {read[d]}"
+    return None
+
+
+SELF_APPLYING = "self-applying root Kustomization"
+MAX_LISTED = 5
+
+
+def unapplied(cache: FileCache, models: list[ClusterModel]) -> list[Problem]:
+    """The Flux Kustomizations of the repository that no discovered cluster applies, grouped by
+    the kustomization file that leaves them out: one a cluster reads where the entry naming them
+    is commented out, else the nearest one a cluster reads in their directory or above, else
+    the top-level directory nothing reads (``.archive/``). Each group is one not-evaluated
+    problem: these objects are not analysed.
+
+    Left out: documents of files some build reads (a Kustomization used as a patch), and
+    Kustomizations under the directory of one the model could not build (a failed build, a
+    source outside the repository): that Kustomization is reported instead."""
+    applied: set[tuple[str, int]] = set()
+    read_files: set[str] = set()
+    unbuilt: list[str] = []
+    for m in models:
+        for ks in m.kustomizations.values():
+            read_files |= ks.files
+            if ks.declared_at is not None:
+                applied.add((ks.declared_at.file, ks.declared_at.line))
+            for _, where in ks.other_declarations:
+                applied.add((where.file, where.line))
+            if ks.status != "built" and ks.build_dir is not None:
+                unbuilt.append(ks.build_dir)
+    read = _read_kustomization_dirs(models)
+    commented: dict[str, tuple[str, int]] = {}  # path an entry names -> (kustomization file, line)
+    for kfile in sorted(read.values()):
+        for line, entry in _commented_entries(_text(cache, kfile)):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(kfile), entry))
+            commented.setdefault(target, (kfile, line))
+    groups: dict[str, list[tuple[str, str, int, int | None]]] = defaultdict(list)
+    for f in _yaml_files(cache):
+        if f in read_files or not _contains(cache, f, b"kustomize.toolkit.fluxcd.io"):
+            continue
+        for data, line in _docs(cache, f):
+            if not _is_flux_ks(data) or (f, line) in applied:
+                continue
+            d = posixpath.dirname(f)
+            if any(u == "" or d == u or d.startswith(u + "/") for u in unbuilt):
+                continue
+            md = as_dict(data.get("metadata"))
+            ns, name = as_str(md.get("namespace")), as_str(md.get("name"))
+            ks_id = f"{ns}/{name}" if ns else name
+            hit = commented.get(f) or commented.get(d)
+            if hit is not None:
+                groups[hit[0]].append((f, ks_id, line, hit[1]))
+                continue
+            excluder = next((read[a] for a in _ancestors(d) if a in read), None)
+            groups[excluder or f.split("/", 1)[0] + "/"].append((f, ks_id, line, None))
+    out: list[Problem] = []
+    for key, items in sorted(groups.items()):
+        items.sort(key=lambda i: (i[3] is None, i[3] or 0, i[0], i[2]))
+        n = len(items)
+        more = f" and {n - MAX_LISTED} more" if n > MAX_LISTED else ""
+        if key.endswith("/"):  # a top-level directory no cluster reads
+            files = len({i[0] for i in items})
+            shown = ", ".join(f"{i} ({f})" for f, i, _, _ in items[:MAX_LISTED])
+            message = (
+                f"{n} Flux Kustomization{'s' if n != 1 else ''} in {key} ({files} file{'s' if files != 1 else ''}) "
+                f"{'is' if n == 1 else 'are'} applied by no cluster; not analysed: {shown}{more}"
+            )
+            where = Location(items[0][0], items[0][2])
+        else:
+            parts = [
+                f"{i} ({f}{f', commented out at line {c}' if c else ''})" for f, i, _, c in items[:MAX_LISTED]
+            ]
+            them = "it" if n == 1 else "them"
+            message = (
+                f"{key} does not include {'this Flux Kustomization' if n == 1 else f'{n} Flux Kustomizations'}, and "
+                f"no cluster applies {them}; not analysed: {', '.join(parts)}{more}"
+            )
+            where = Location(key, items[0][3] or 1)
+        out.append(
+            Problem(
+                "not-applied",
+                message,
+                where,
+                not_evaluated=True,
+                related=tuple(Location(f, ln) for f, _, ln, _ in items[:MAX_LISTED] if (f, ln) != (where.file, where.line)),
+            )
+        )
+    return out
+
+
+def _text(cache: FileCache, f: str) -> str:
+    try:
+        return cache.read_bytes(f).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - the build that read it reports an unreadable file
+        return ""
+
+
+def _commented_entries(text: str) -> list[tuple[int, str]]:
+    """``(line, path)`` of the list entries of a kustomization file that are commented out
+    (``# - ./app/ks.yaml``): entries someone took out of the build."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            continue
+        body = stripped.lstrip("#").strip()
+        if not body.startswith("- "):
+            continue
+        entry = body[2:].split(" #", 1)[0].strip().strip("'\"").rstrip("/")
+        if entry and " " not in entry and not entry.startswith(("http:", "https:", "git@")):
+            out.append((i, entry))
+    return out

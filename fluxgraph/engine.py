@@ -117,6 +117,10 @@ def run_checks(
             if p.not_evaluated:
                 not_evaluated.setdefault((p.code, p.location, p.message), p)
 
+    for p in repo.problems:  # repository-wide (Flux Kustomizations no cluster applies)
+        if p.not_evaluated:
+            not_evaluated.setdefault((p.code, p.location, p.message), p)
+
     ordered = sorted(findings.values())
     excluded = [f for f in ordered if exclude is not None and exclude(f.location.file)]
     ordered = [f for f in ordered if not (exclude is not None and exclude(f.location.file))]

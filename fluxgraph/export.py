@@ -113,8 +113,13 @@ def cluster_json(model: ClusterModel) -> dict[str, Any]:
     }
 
 
-def to_json(clusters: list[ClusterModel]) -> dict[str, Any]:
-    return {"$schema": SCHEMA, "fluxgraphVersion": __version__, "clusters": [cluster_json(c) for c in clusters]}
+def to_json(clusters: list[ClusterModel], problems: list[Problem] | None = None) -> dict[str, Any]:
+    """The graph document; ``problems`` are the repository's own (``Repository.problems``: Flux
+    Kustomizations no cluster applies), given when the whole repository was loaded."""
+    out: dict[str, Any] = {"$schema": SCHEMA, "fluxgraphVersion": __version__, "clusters": [cluster_json(c) for c in clusters]}
+    if problems is not None:
+        out["problems"] = [_problem_json(p) for p in sorted(problems, key=lambda p: p.sort_key())]
+    return out
 
 
 def _describe(ks: KustomizationNode) -> str:

@@ -319,7 +319,9 @@ def test_cli_graph_json():
     res = CliRunner().invoke(main, ["graph", str(FEATURES), "--format", "json", "--cluster", "clusters/edge"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc == json.loads(json.dumps(to_json(fluxgraph.load(FEATURES, env="edge").clusters)))
+    edge = fluxgraph.load(FEATURES, env="edge")
+    assert doc == json.loads(json.dumps(to_json(edge.clusters, edge.problems)))
+    assert doc["problems"] == []  # a check scoped to one cluster judges nothing else
     [cluster] = doc["clusters"]
     assert cluster["cluster"]["path"] == "clusters/edge"
     podinfo = next(k for k in cluster["kustomizations"] if k["id"] == "flux-system/podinfo")
