@@ -124,6 +124,11 @@ class KustomizationNode:
     # the applied object of the parent's build this node was made from; for the root, the
     # first object of the walk that declares it again (flux-system/gotk-sync.yaml), if any
     declared_by: AppliedObject | None = None
+    # the cluster the Kustomization object lives in (its controller's, read by substituteFrom)
+    # and the one its objects are applied to: "" for the cluster being modelled, else a
+    # spec.kubeConfig reference (``target_of``); they differ only when spec.kubeConfig is set
+    home: str = ""
+    target: str = ""
 
     @property
     def id(self) -> str:
@@ -135,6 +140,7 @@ class HelmReleaseNode:
     spec: FluxHelmRelease
     owner: str
     obj: AppliedObject
+    target: str = ""  # the cluster the release is installed in (``target_of``)
 
     @property
     def id(self) -> str:
@@ -158,8 +164,12 @@ class ClusterModel:
         for ks in self.kustomizations.values():
             yield from ks.objects
 
-    def find_objects(self, kind: str, namespace: str, name: str) -> list[AppliedObject]:
-        return [o for o in self.objects() if o.ref.kind == kind and o.ref.namespace == namespace and o.ref.name == name]
+    def find_objects(self, kind: str, namespace: str, name: str, target: str = "") -> list[AppliedObject]:
+        return [
+            o
+            for o in self.objects()
+            if o.ref.kind == kind and o.ref.namespace == namespace and o.ref.name == name and o.ref.target == target
+        ]
 
     @property
     def graph(self) -> nx.MultiDiGraph:
@@ -249,6 +259,15 @@ def _normalize_url(url: str | None) -> str | None:
     return u.lower()
 
 
+def target_of(home: str, kube_config: str | None) -> str:
+    """Where an object with ``spec.kubeConfig`` = ``kube_config`` that lives in cluster ``home``
+    applies to: ``home`` itself without a kubeConfig, else the kubeConfig reference (read in
+    ``home``, so qualified by it when ``home`` is another cluster already)."""
+    if kube_config is None:
+        return home
+    return f"{home} > {kube_config}" if home else kube_config
+
+
 def is_cluster_scoped(kind: str, scoped_crds: dict[str, bool]) -> bool:
     if kind in scoped_crds:
         return scoped_crds[kind]
@@ -273,12 +292,13 @@ class ClusterWalker:
         self.extra_vars = extra_vars or {}
         self.model.sources[root_source.id] = root_source
         self.root_url = _normalize_url(root_source.url)
-        self.index: dict[tuple[str, str, str], AppliedObject] = {}  # (kind, ns, name) -> object
+        # (target cluster, kind, ns, name) -> object: what substituteFrom finds in a cluster
+        self.index: dict[tuple[str, str, str, str], AppliedObject] = {}
         self.scoped_crds: dict[str, bool] = {}
 
     # -- the walk -----------------------------------------------------------------------
     def run(self) -> ClusterModel:
-        root_node = KustomizationNode(self.root, None, self.root.location)
+        root_node = KustomizationNode(self.root, None, self.root.location, target=target_of("", self.root.kube_config))
         self.model.kustomizations[self.root.id] = root_node
         queue: list[KustomizationNode] = [root_node]
         deferred: list[KustomizationNode] = []
@@ -305,7 +325,7 @@ class ClusterWalker:
         pb = node.spec.post_build
         if pb is None:
             return False
-        return any((sf.kind, node.spec.namespace, sf.name) not in self.index for sf in pb.substitute_from)
+        return any((node.home, sf.kind, node.spec.namespace, sf.name) not in self.index for sf in pb.substitute_from)
 
     def _reconcile(self, node: KustomizationNode, queue: list[KustomizationNode]) -> None:
         spec = node.spec
@@ -430,20 +450,20 @@ class ClusterWalker:
                 obj.substitution = "skipped"
             if common:
                 _apply_common_metadata(r.data, common)
-            obj.ref = self._flux_ref(r)
+            obj.ref = self._flux_ref(r, node.target)
             node.objects.append(obj)
         for obj in node.objects:
             if obj.ref.kind == "CustomResourceDefinition":
                 self._learn_crd(obj)
         for obj in node.objects:
-            self.index.setdefault((obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
+            self.index.setdefault((obj.ref.target, obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
             self._visit(node, obj, queue)
 
-    def _flux_ref(self, r: Resource) -> ObjRef:
+    def _flux_ref(self, r: Resource, target: str) -> ObjRef:
         ns = r.namespace
         if ns and is_cluster_scoped(r.kind, self.scoped_crds):
             ns = ""
-        return ObjRef(r.kind, ns, r.name, r.group)
+        return ObjRef(r.kind, ns, r.name, r.group, target)
 
     def _learn_crd(self, obj: AppliedObject) -> None:
         spec = obj.data.get("spec")
@@ -463,9 +483,10 @@ class ClusterWalker:
         variables: dict[str, Any] = {}
         origin: dict[str, str] = {}
         ns = node.spec.namespace
-        own_index = {(r.kind, r.namespace or ns, r.name): r for r in own}
+        # substituteFrom reads the cluster the Kustomization lives in (r.Client), not its kubeConfig
+        own_index = {(r.kind, r.namespace or ns, r.name): r for r in own} if node.target == node.home else {}
         for i, sf in enumerate(pb.substitute_from):
-            obj = self.index.get((sf.kind, ns, sf.name))
+            obj = self.index.get((node.home, sf.kind, ns, sf.name))
             source: tuple[str, dict[str, Any]] | None = (obj.ref.kind, obj.data) if obj is not None else None
             where = f"{sf.kind}/{ns}/{sf.name}"
             if source is None and (sf.kind, ns, sf.name) in own_index:
@@ -530,7 +551,9 @@ class ClusterWalker:
                 else:
                     existing.other_declarations.append((node.id, r.origin.location))
                 return
-            child_node = KustomizationNode(child, node.id, r.origin.location, declared_by=obj)
+            child_node = KustomizationNode(
+                child, node.id, r.origin.location, declared_by=obj, home=node.target, target=target_of(node.target, child.kube_config)
+            )
             self.model.kustomizations[child.id] = child_node
             queue.append(child_node)
         elif group == flux.HELM_GROUP and r.kind == "HelmRelease":
@@ -538,7 +561,7 @@ class ClusterWalker:
             hr = flux.parse_helmrelease(r, problems)
             node.problems.extend(_with_ks(p, node.id) for p in problems)
             if hr is not None and hr.id not in self.model.helm_releases:
-                self.model.helm_releases[hr.id] = HelmReleaseNode(hr, node.id, obj)
+                self.model.helm_releases[hr.id] = HelmReleaseNode(hr, node.id, obj, target_of(node.target, hr.kube_config))
         elif group in (flux.SOURCE_GROUP, flux.SOURCE_EXT_GROUP) or r.kind in flux.SOURCE_KINDS:
             self._source(node, obj)
 

@@ -323,7 +323,7 @@ def _cascades(ctx: _Ctx, obj: AppliedObject, verdict: str, owner: str) -> list[E
         return out
     ref = obj.ref
     if gc.is_namespace(ref) and ref.name not in gc.IMMORTAL_NAMESPACES:
-        c = gc.namespace_cascade(ctx.head, ref.name)
+        c = gc.namespace_cascade(ctx.head, ref.name, ref.target)
         if c.victims or c.helm_releases:
             owners = sorted({o for o, _ in c.victims})
             out.append(
@@ -344,7 +344,7 @@ def _cascades(ctx: _Ctx, obj: AppliedObject, verdict: str, owner: str) -> list[E
                 )
             )
     elif gc.is_crd(ref):
-        c = gc.crd_cascade(ctx.head, obj.data, ref.name)
+        c = gc.crd_cascade(ctx.head, obj.data, ref.name, ref.target)
         if c.victims:
             owners = sorted({o for o, _ in c.victims})
             out.append(
@@ -397,7 +397,7 @@ def _object_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
         cd.effects.append(
             Effect(
                 NOT_APPLIED,
-                ObjRef("Kustomization", k.partition("/")[0], k.partition("/")[2], flux.KUSTOMIZE_GROUP),
+                ObjRef("Kustomization", k.partition("/")[0], k.partition("/")[2], flux.KUSTOMIZE_GROUP, base.kustomizations[k].home),
                 k,
                 None,
                 f"Kustomization {k} does not build at head ({hn.status}{': ' + first.message if first else ''}): Flux applies "
@@ -428,6 +428,7 @@ def _object_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                                     o_id.partition("/")[0],
                                     o_id.partition("/")[2],
                                     flux.KUSTOMIZE_GROUP,
+                                    o_base.home,
                                 ),
                                 o_id,
                                 None,

@@ -153,6 +153,8 @@ class ChainLink:
     status: str
     # fields whose value differs from the declaration (set by a parent's patches or substitution)
     from_parent: tuple[str, ...] = ()
+    # the cluster its objects are applied to: "" for this one, else its spec.kubeConfig
+    target: str = ""
 
 
 @dataclass
@@ -386,6 +388,7 @@ def chain_link(model: ClusterModel, ks_id: str) -> ChainLink:
         declared_at=node.declared_at,
         status=node.status,
         from_parent=fields_from_parent(model, ks_id),
+        target=node.target,
     )
 
 
@@ -473,33 +476,35 @@ def _how(model: ClusterModel, ks: KustomizationNode, target: Target, objs: list[
 
 
 def namespace_views(model: ClusterModel, objs: list[AppliedObject]) -> list[NamespaceView]:
+    """The Namespaces the objects declare or live in, each in its target cluster (a namespace
+    of a cluster that a Kustomization reaches through spec.kubeConfig is another namespace)."""
     mine = {id(o) for o in objs}
-    declared = {o.ref.name for o in objs if gc.is_namespace(o.ref)}
-    used = {o.ref.namespace for o in objs if o.ref.namespace}
-    names = sorted(declared | used, key=lambda n: (n not in declared, n))
-    decls: dict[str, list[AppliedObject]] = {}
-    residents: dict[str, dict[str, list[ObjRef]]] = {n: {} for n in names}
+    declared = {(o.ref.target, o.ref.name) for o in objs if gc.is_namespace(o.ref)}
+    used = {(o.ref.target, o.ref.namespace) for o in objs if o.ref.namespace}
+    names = sorted(declared | used, key=lambda n: (n not in declared, n[1], n[0]))
+    decls: dict[tuple[str, str], list[AppliedObject]] = {}
+    residents: dict[tuple[str, str], dict[str, list[ObjRef]]] = {n: {} for n in names}
     for o in model.objects():
-        if gc.is_namespace(o.ref) and o.ref.name in residents:
-            decls.setdefault(o.ref.name, []).append(o)
-        elif o.ref.namespace in residents and id(o) not in mine:
-            residents[o.ref.namespace].setdefault(o.owner, []).append(o.ref)
-    helm: dict[str, list[str]] = {n: [] for n in names}
+        if gc.is_namespace(o.ref) and (o.ref.target, o.ref.name) in residents:
+            decls.setdefault((o.ref.target, o.ref.name), []).append(o)
+        elif (o.ref.target, o.ref.namespace) in residents and id(o) not in mine:
+            residents[(o.ref.target, o.ref.namespace)].setdefault(o.owner, []).append(o.ref)
+    helm: dict[tuple[str, str], list[str]] = {n: [] for n in names}
     target_hrs = {(o.ref.namespace, o.ref.name) for o in objs if gc.is_helmrelease(o.ref)}
     for hr in model.helm_releases.values():
-        t = hr.spec.target_namespace or hr.spec.namespace
-        if t in helm and (hr.spec.namespace, hr.spec.name) not in target_hrs and t != hr.spec.namespace:
+        t = (hr.target, hr.spec.target_namespace or hr.spec.namespace)
+        if t in helm and (hr.spec.namespace, hr.spec.name) not in target_hrs and t != (hr.obj.ref.target, hr.spec.namespace):
             helm[t].append(f"{hr.id} (of {hr.owner})")
     out = []
     for n in names:
         out.append(
             NamespaceView(
-                name=n,
+                name=n[1] + (f" (kubeConfig {n[0]})" if n[0] else ""),
                 declared_here=n in declared,
                 declarations=[(d.owner, d.location, gc.protection(d.data)) for d in decls.get(n, [])],
                 residents={k: sorted(v, key=str) for k, v in sorted(residents[n].items())},
                 helm_targets=sorted(helm[n]),
-                immortal=n in gc.IMMORTAL_NAMESPACES,
+                immortal=n[1] in gc.IMMORTAL_NAMESPACES,
             )
         )
     return out
@@ -547,7 +552,7 @@ def variable_views(model: ClusterModel, objs: list[AppliedObject]) -> list[Varia
             provider: list[str] = []
             if origin and origin.startswith(("ConfigMap/", "Secret/")):
                 kind, ns, nm = origin.split("/", 2)
-                provider = sorted({o.owner for o in model.find_objects(kind, ns, nm)})
+                provider = sorted({o.owner for o in model.find_objects(kind, ns, nm, node.home)})
             sources.append(
                 VariableSource(
                     owner=owner,
@@ -764,9 +769,9 @@ def plan_move(
         objects.append(MoveObject(o.ref, o.owner, j.verdict, j.reason, o.location))
         if j.verdict in (gc.RACE, gc.RECREATE):
             if gc.is_namespace(o.ref) and o.ref.name not in gc.IMMORTAL_NAMESPACES:
-                cascades.append(gc.namespace_cascade(model, o.ref.name))
+                cascades.append(gc.namespace_cascade(model, o.ref.name, o.ref.target))
             elif gc.is_crd(o.ref):
-                cascades.append(gc.crd_cascade(model, o.data, o.ref.name))
+                cascades.append(gc.crd_cascade(model, o.data, o.ref.name, o.ref.target))
             elif gc.is_flux_ks(o.ref):
                 child = model.kustomizations.get(gc.ks_id_of(o.ref))
                 if child is not None and gc.finalizer_deletes(child.spec):

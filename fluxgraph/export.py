@@ -59,6 +59,8 @@ def _ks_json(ks: KustomizationNode) -> dict[str, Any]:
         "interval": format_duration(s.interval) if s.interval is not None else None,
         "suspend": s.suspend,
         "targetNamespace": s.target_namespace,
+        "kubeConfig": ks.target or None,
+        "serviceAccountName": s.service_account,
         "postBuild": pb,
         "deletionPolicy": s.deletion_policy,
         "parent": ks.parent,
@@ -91,6 +93,7 @@ def cluster_json(model: ClusterModel) -> dict[str, Any]:
                 "dependsOn": [str(d) for d in hr.spec.depends_on],
                 "timeout": format_duration(hr.spec.effective_timeout),
                 "valuesFrom": [{"kind": k, "name": n, "optional": o} for k, n, o in hr.spec.values_from],
+                "kubeConfig": hr.target or None,
                 "file": hr.obj.location.file,
                 "line": hr.obj.location.line,
             }
@@ -133,6 +136,8 @@ def _describe(ks: KustomizationNode) -> str:
         flags.append("postBuild")
     if s.target_namespace:
         flags.append(f"ns={s.target_namespace}")
+    if ks.target:
+        flags.append(f"kubeConfig={ks.target}")
     extra = ""
     if ks.status != "built":
         extra = f" [{ks.status}]"

@@ -129,6 +129,8 @@ class FluxKustomization:
     service_account: str | None
     location: Location
     spec: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    # spec.kubeConfig: the other cluster the objects are applied to (``kube_config_target``)
+    kube_config: str | None = None
 
     @property
     def id(self) -> str:
@@ -159,6 +161,9 @@ class FluxHelmRelease:
     suspend: bool
     target_namespace: str | None
     location: Location
+    # spec.kubeConfig: the other cluster the release is installed in (``kube_config_target``)
+    kube_config: str | None = None
+    service_account: str | None = None
 
     @property
     def id(self) -> str:
@@ -403,7 +408,46 @@ def parse_kustomization(res: Resource, problems: list[Problem], *, default_names
         service_account=_str_field(res, spec, "serviceAccountName", problems) or None,
         location=res.origin.location,
         spec=spec,
+        kube_config=kube_config_target(res, spec, ns, "Kustomization", problems),
     )
+
+
+def kube_config_target(res: Resource, spec: dict[str, Any], ns: str, what: str, problems: list[Problem]) -> str | None:
+    """The cluster ``spec.kubeConfig`` applies to, as an identity: ``Secret/<ns>/<name>`` (with
+    ``#<key>`` unless the key is the default ``value``), ``ConfigMap/<ns>/<name>``, or for a
+    cloud provider ``<provider>:<cluster>`` (and ``@<address>``). None without a kubeConfig.
+
+    fluxcd/pkg ``apis/meta`` ``KubeConfigReference``: ``secretRef`` (name, key; key defaults to
+    ``value``) for the generic provider, ``configMapRef``, or ``provider`` (aws, azure, gcp) with
+    ``cluster`` and ``address``. The referenced object is read in the object's own namespace.
+    kustomize-controller builds the apply client from it (``runtimeClient.WithKubeConfig`` in
+    ``reconcile()``); postBuild ``substituteFrom`` still reads the controller's own cluster
+    (``SubstituteVariables(ctx, r.Client, ...)``)."""
+    kc = spec.get("kubeConfig")
+    if kc is None:
+        return None
+    if not isinstance(kc, dict):
+        problems.append(_problem(res, ("spec", "kubeConfig"), f"spec.kubeConfig of {what} {ns}/{as_str(as_dict(res.data.get('metadata')).get('name'))} must be a mapping"))
+        return None
+    provider = as_str(kc.get("provider")) or "generic"
+    sref, cref = as_dict(kc.get("secretRef")), as_dict(kc.get("configMapRef"))
+    if isinstance(sref.get("name"), str) and sref["name"]:
+        key = as_str(sref.get("key"))
+        return f"Secret/{ns}/{sref['name']}" + (f"#{key}" if key and key != "value" else "")
+    if isinstance(cref.get("name"), str) and cref["name"]:
+        return f"ConfigMap/{ns}/{cref['name']}"
+    if provider != "generic" and as_str(kc.get("cluster")):
+        address = as_str(kc.get("address"))
+        return f"{provider}:{kc['cluster']}" + (f"@{address}" if address else "")
+    problems.append(
+        _problem(
+            res,
+            ("spec", "kubeConfig"),
+            f"spec.kubeConfig of {what} {ns}/{as_str(as_dict(res.data.get('metadata')).get('name'))} names no secretRef, "
+            "configMapRef or provider cluster",
+        )
+    )
+    return None
 
 
 def _scalar_str(v: Any) -> str:
@@ -485,4 +529,6 @@ def parse_helmrelease(res: Resource, problems: list[Problem]) -> FluxHelmRelease
         suspend=_bool_field(res, spec, "suspend", problems, False),
         target_namespace=_str_field(res, spec, "targetNamespace", problems) or None,
         location=res.origin.location,
+        kube_config=kube_config_target(res, spec, ns, "HelmRelease", problems),
+        service_account=_str_field(res, spec, "serviceAccountName", problems) or None,
     )

@@ -390,15 +390,20 @@ class Cascade:
 
 
 def namespace_cascade(
-    model: ClusterModel, ns: str, *, exclude_owner_objects: set[ObjRef] | None = None
+    model: ClusterModel, ns: str, target: str = "", *, exclude_owner_objects: set[ObjRef] | None = None
 ) -> Cascade:
+    """What deleting Namespace ``ns`` of cluster ``target`` (``ObjRef.target``) takes with it."""
     c = Cascade(f"Namespace/{ns}", "namespace")
     for obj in model.objects():
-        if obj.ref.namespace == ns and not (exclude_owner_objects and obj.ref in exclude_owner_objects):
+        if (
+            obj.ref.namespace == ns
+            and obj.ref.target == target
+            and not (exclude_owner_objects and obj.ref in exclude_owner_objects)
+        ):
             c.victims.append((obj.owner, obj.ref))
     for hr in model.helm_releases.values():
-        target = hr.spec.target_namespace or hr.spec.namespace
-        if target == ns and hr.spec.namespace != ns:
+        into = hr.spec.target_namespace or hr.spec.namespace
+        if into == ns and hr.target == target and (hr.spec.namespace != ns or hr.obj.ref.target != target):
             c.helm_releases.append(f"{hr.id} (targetNamespace, of {hr.owner})")
     c.victims.sort(key=lambda v: (v[0], str(v[1])))
     return c
@@ -415,7 +420,8 @@ def crd_kind(obj_data: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def crd_cascade(model: ClusterModel, obj_data: dict[str, Any], name: str) -> Cascade:
+def crd_cascade(model: ClusterModel, obj_data: dict[str, Any], name: str, target: str = "") -> Cascade:
+    """What deleting CustomResourceDefinition ``name`` of cluster ``target`` takes with it."""
     c = Cascade(f"CustomResourceDefinition/{name}", "crd")
     gk = crd_kind(obj_data)
     if gk is None:
@@ -423,7 +429,7 @@ def crd_cascade(model: ClusterModel, obj_data: dict[str, Any], name: str) -> Cas
         return c
     group, kind = gk
     for obj in model.objects():
-        if obj.ref.kind == kind and obj.ref.group == group:
+        if obj.ref.kind == kind and obj.ref.group == group and obj.ref.target == target:
             c.victims.append((obj.owner, obj.ref))
     c.victims.sort(key=lambda v: (v[0], str(v[1])))
     c.note = f"every {kind}.{group} in the cluster is deleted with it"

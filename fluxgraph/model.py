@@ -34,21 +34,27 @@ def api_group(api_version: str) -> str:
 
 @dataclass(frozen=True, order=True)
 class ObjRef:
-    """The identity Flux's inventory uses: group, kind, namespace, name (version ignored)."""
+    """The identity Flux's inventory uses: group, kind, namespace, name (version ignored), and
+    the cluster the object is applied to: ``target`` is ``""`` for the cluster being modelled,
+    or the ``spec.kubeConfig`` reference of the Kustomization that applies it to another one
+    (``flux.kube_config_target``). Two objects are the same only within one target."""
 
     kind: str
     namespace: str
     name: str
     group: str = ""
+    target: str = ""
 
     def __str__(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind}/{ns}{self.name}"
+        where = f" (kubeConfig {self.target})" if self.target else ""
+        return f"{self.kind}/{ns}{self.name}{where}"
 
     @property
     def key(self) -> str:
-        """``<kind>/<namespace>/<name>`` with an empty namespace kept, for stable JSON ids."""
-        return f"{self.kind}/{self.namespace}/{self.name}"
+        """``<kind>/<namespace>/<name>`` with an empty namespace kept, for stable JSON ids;
+        ``@<target>`` is appended for an object applied to another cluster."""
+        return f"{self.kind}/{self.namespace}/{self.name}" + (f"@{self.target}" if self.target else "")
 
 
 @dataclass(frozen=True)

@@ -176,9 +176,11 @@ def component(node: KustomizationNode, obj: AppliedObject) -> str | None:
 
 @dataclass
 class NamespaceUse:
-    """Who declares a Namespace, and whose objects live in it."""
+    """Who declares a Namespace, and whose objects live in it, in one target cluster
+    (``target``: ``ObjRef.target``)."""
 
     name: str
+    target: str = ""
     declarations: list[AppliedObject] = field(default_factory=list)
     residents: dict[str, list[AppliedObject]] = field(
         default_factory=lambda: defaultdict(list)
@@ -195,29 +197,31 @@ class NamespaceUse:
 
 
 @per_cluster
-def namespace_uses(cluster: ClusterModel) -> dict[str, NamespaceUse]:
-    uses: dict[str, NamespaceUse] = {}
+def namespace_uses(cluster: ClusterModel) -> dict[tuple[str, str], NamespaceUse]:
+    """``(target cluster, namespace name)`` -> who declares it and who lives in it. Objects that
+    a Kustomization applies to another cluster (spec.kubeConfig) meet only objects applied there."""
+    uses: dict[tuple[str, str], NamespaceUse] = {}
 
-    def use(name: str) -> NamespaceUse:
-        if name not in uses:
-            uses[name] = NamespaceUse(name)
-        return uses[name]
+    def use(target: str, name: str) -> NamespaceUse:
+        if (target, name) not in uses:
+            uses[(target, name)] = NamespaceUse(name, target)
+        return uses[(target, name)]
 
     for obj in cluster.objects():
         if unresolved(obj.ref):
             continue
         if obj.ref.kind == "Namespace" and obj.ref.group == "":
             if obj.ref.name:
-                use(obj.ref.name).declarations.append(obj)
+                use(obj.ref.target, obj.ref.name).declarations.append(obj)
         elif obj.ref.namespace:
-            use(obj.ref.namespace).residents[obj.owner].append(obj)
+            use(obj.ref.target, obj.ref.namespace).residents[obj.owner].append(obj)
     for hr in cluster.helm_releases.values():
-        target = hr.spec.target_namespace or hr.spec.namespace
-        if target and target != hr.spec.namespace:
-            use(target).helm_targets[hr.owner].append(hr.id)
+        ns = hr.spec.target_namespace or hr.spec.namespace
+        if hr.target != hr.obj.ref.target or ns != hr.spec.namespace:
+            use(hr.target, ns).helm_targets[hr.owner].append(hr.id)
     for ks in cluster.kustomizations.values():
         if ks.spec.target_namespace and ks.status != "built":
-            use(ks.spec.target_namespace).unbuilt_targets.append(ks.id)
+            use(ks.target, ks.spec.target_namespace).unbuilt_targets.append(ks.id)
     return uses
 
 
@@ -251,7 +255,7 @@ def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int
         decl = use.declarations[0]
         if not owner.spec.prune or gc_protection(decl) is not None or id(decl) in renamed:
             continue  # (a renamed one is reported as renamed-namespace)
-        if owner.parent is None and use.name == owner.spec.namespace:
+        if owner.parent is None and use.name == owner.spec.namespace and use.target == owner.home:
             # The root Kustomization declaring the namespace it lives in (flux bootstrap's
             # gotk-components.yaml): pruned only when Flux itself is uninstalled or the root
             # Kustomization is deleted, and then everything goes anyway.
@@ -267,7 +271,7 @@ def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int
                 if c is not None and c != mine and not _within(c, mine):
                     comps[c].append(o)
         flux_ns = cluster.root_id.partition("/")[0]
-        system = use.name in SYSTEM_NAMESPACES or use.name == flux_ns
+        system = use.name in SYSTEM_NAMESPACES or (use.name == flux_ns and use.target == "")
         if others or helm or unbuilt or comps or system:
             out.append(SharedNamespace(use, decl, owner, others, helm, unbuilt, dict(comps), system))
     return out, looked
@@ -297,16 +301,17 @@ class RenamedNamespace:
 
 
 def _claims(
+    target: str,
     name: str,
     use: NamespaceUse | None,
     owner: str,
-    flux_namespaces: dict[str, list[str]],
+    flux_namespaces: dict[tuple[str, str], list[str]],
 ) -> list[str]:
-    """Who already uses namespace ``name``, besides ``owner``'s own objects."""
+    """Who already uses namespace ``name`` of cluster ``target``, besides ``owner``'s own objects."""
     claims: list[str] = []
     if name in SYSTEM_NAMESPACES:
         claims.append("a system namespace")
-    holders = sorted(flux_namespaces.get(name, []))
+    holders = sorted(flux_namespaces.get((target, name), []))
     if holders:
         claims.append(
             f"{_some('Flux Kustomization', holders)} {'lives' if len(holders) == 1 else 'live'} there"
@@ -330,9 +335,9 @@ def _claims(
 def renamed_namespaces(cluster: ClusterModel) -> tuple[list[RenamedNamespace], int]:
     """Rule ``renamed-namespace``: the hazards found and how many renames were looked at."""
     uses = namespace_uses(cluster)
-    flux_namespaces: dict[str, list[str]] = defaultdict(list)
+    flux_namespaces: dict[tuple[str, str], list[str]] = defaultdict(list)
     for ks in cluster.kustomizations.values():
-        flux_namespaces[ks.spec.namespace].append(ks.id)
+        flux_namespaces[(ks.home, ks.spec.namespace)].append(ks.id)
     # one document renamed into several namespaces is a template (a kustomize Component or a
     # shared base whose Namespace every including kustomization names)
     names_of_doc: dict[tuple[str, int], set[str]] = defaultdict(set)
@@ -354,13 +359,13 @@ def renamed_namespaces(cluster: ClusterModel) -> tuple[list[RenamedNamespace], i
                 continue  # `name: _`, or a template: written to be renamed
             ks = cluster.kustomizations[obj.owner]
             # the namespace it becomes is someone else's: the Kustomization takes it over
-            claims = _claims(renamed, use, ks.id, flux_namespaces)
+            claims = _claims(use.target, renamed, use, ks.id, flux_namespaces)
             # the namespace it was written for is in use and now declared nowhere
-            old_use = uses.get(original)
+            old_use = uses.get((use.target, original))
             lost = (
                 []
                 if old_use is not None and old_use.declarations
-                else _claims(original, old_use, ks.id, flux_namespaces)
+                else _claims(use.target, original, old_use, ks.id, flux_namespaces)
             )
             if not claims and not lost:
                 continue  # an overlay giving its own namespace a new name

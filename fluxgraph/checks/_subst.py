@@ -435,14 +435,14 @@ class Producer:
 
 
 @per_cluster
-def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str], list[Producer]]:
-    """Every object in the repository that puts a ConfigMap/Secret (or any core object) into
-    the cluster, by (kind, namespace, name): built once per cluster model."""
-    index: dict[tuple[str, str, str], list[Producer]] = {}
+def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str, str], list[Producer]]:
+    """Every object in the repository that puts a ConfigMap/Secret (or any core object) into a
+    cluster, by (target cluster, kind, namespace, name): built once per cluster model."""
+    index: dict[tuple[str, str, str, str], list[Producer]] = {}
     for obj in cluster.objects():
         ref = obj.ref
         if ref.group == "":
-            index.setdefault((ref.kind, ref.namespace, ref.name), []).append(Producer(obj, ""))
+            index.setdefault((ref.target, ref.kind, ref.namespace, ref.name), []).append(Producer(obj, ""))
         if ref.kind in _SECRET_MAKERS:
             made_ns = ref.namespace
             if ref.kind == "InfisicalSecret":
@@ -453,13 +453,15 @@ def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str], list[Pr
                 None,
             )
             if made is not None:
-                index.setdefault(("Secret", made_ns, made), []).append(Producer(obj, f"{ref} creates it"))
+                index.setdefault((ref.target, "Secret", made_ns, made), []).append(Producer(obj, f"{ref} creates it"))
     return index
 
 
-def producers(cluster: ClusterModel, kind: str, namespace: str, name: str) -> list[Producer]:
-    """What in the repository puts ``kind/namespace/name`` into the cluster."""
-    return list(_producer_index(cluster).get((kind, namespace, name), ()))
+def producers(cluster: ClusterModel, kind: str, namespace: str, name: str, target: str = "") -> list[Producer]:
+    """What in the repository puts ``kind/namespace/name`` into cluster ``target`` (``""``: the
+    cluster being modelled). A Kustomization's substituteFrom reads the cluster it lives in,
+    ``KustomizationNode.home``, whatever its spec.kubeConfig."""
+    return list(_producer_index(cluster).get((target, kind, namespace, name), ()))
 
 
 def substitute_from_path(obj: AppliedObject | None, kind: str, name: str) -> Path:

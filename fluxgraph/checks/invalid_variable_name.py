@@ -36,7 +36,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     ks.id
                 )
         for sf in pb.substitute_from:
-            for p in producers(cluster, sf.kind, ks.spec.namespace, sf.name):
+            for p in producers(cluster, sf.kind, ks.spec.namespace, sf.name, ks.home):
                 if p.how:
                     continue
                 sects = ("data", "stringData") if sf.kind == "Secret" else ("data",)

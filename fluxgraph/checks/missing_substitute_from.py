@@ -27,7 +27,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             if sf.optional:
                 continue
             ctx.evaluated()
-            if producers(cluster, sf.kind, ns, sf.name):
+            if producers(cluster, sf.kind, ns, sf.name, ks.home):
                 continue
             yield ctx.finding(
                 f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}, which nothing in this repository "

@@ -24,11 +24,12 @@ def _what(ref: ObjRef) -> str:
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     # Flux's inventory identity: group, kind, namespace (empty when cluster-scoped), name
-    by_id: dict[tuple[str, str, str, str], list[AppliedObject]] = defaultdict(list)
+    # in one target cluster (objects applied elsewhere through spec.kubeConfig are others)
+    by_id: dict[ObjRef, list[AppliedObject]] = defaultdict(list)
     for obj in ctx.cluster.objects():
         r = obj.ref
         if r.name and r.kind and not unresolved(r):
-            by_id[(r.group, r.kind, r.namespace, r.name)].append(obj)
+            by_id[r].append(obj)
     ctx.evaluated(len(by_id))
     for objs in by_id.values():
         owners = sorted({o.owner for o in objs})
@@ -51,5 +52,5 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             obj=ref,
             kustomization=decls[0].owner,
             related=tuple(o.location for o in decls[1:]),
-            subject=f"{ref.group}/{ref.kind}/{ref.namespace}/{ref.name}",
+            subject=f"{ref.group}/{ref.kind}/{ref.namespace}/{ref.name}" + (f"@{ref.target}" if ref.target else ""),
         )

@@ -39,18 +39,19 @@ def _existing_namespaces(cluster: ClusterModel, ks_id: str, before: set[str]) ->
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
-    # prerequisite -> declaring Kustomization -> its declaration
-    namespaces: dict[str, dict[str, AppliedObject]] = defaultdict(dict)
-    crds: dict[tuple[str, str], dict[str, AppliedObject]] = defaultdict(dict)
+    # (target cluster, prerequisite) -> declaring Kustomization -> its declaration: a
+    # prerequisite matters only in the cluster it is applied to (spec.kubeConfig)
+    namespaces: dict[tuple[str, str], dict[str, AppliedObject]] = defaultdict(dict)
+    crds: dict[tuple[str, str, str], dict[str, AppliedObject]] = defaultdict(dict)
     for obj in cluster.objects():
         if never_applied(obj) or unresolved(obj.ref):
             continue
         if obj.ref.kind == "Namespace" and obj.ref.group == "":
-            namespaces[obj.ref.name].setdefault(obj.owner, obj)
+            namespaces[(obj.ref.target, obj.ref.name)].setdefault(obj.owner, obj)
         elif obj.ref.kind == "CustomResourceDefinition" and obj.ref.group == "apiextensions.k8s.io":
             key = _crd_key(obj)
             if key is not None:
-                crds[key].setdefault(obj.owner, obj)
+                crds[(obj.ref.target, *key)].setdefault(obj.owner, obj)
 
     for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
         before: set[str] | None = None
@@ -59,16 +60,16 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         for obj in sorted(ks.objects, key=lambda o: o.location):
             if never_applied(obj) or unresolved(obj.ref):
                 continue
-            if obj.ref.namespace and obj.ref.namespace in namespaces:
+            if obj.ref.namespace and (obj.ref.target, obj.ref.namespace) in namespaces:
                 needs.setdefault(("Namespace", obj.ref.namespace), obj)
-            if (obj.ref.group, obj.ref.kind) in crds:
+            if (obj.ref.target, obj.ref.group, obj.ref.kind) in crds:
                 needs.setdefault(("CRD", f"{obj.ref.group}/{obj.ref.kind}"), obj)
         for (what, name), user in needs.items():
             if what == "Namespace":
-                declarers = namespaces[name]
+                declarers = namespaces[(ks.target, name)]
             else:
                 group, _, kind = name.partition("/")
-                declarers = crds[(group, kind)]
+                declarers = crds[(ks.target, group, kind)]
             ctx.evaluated()
             if ks.id in declarers:
                 continue  # applied first in the same apply (ssa ApplyAllStaged)
@@ -79,7 +80,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             if what == "Namespace":
                 if before is None:
                     before = happens_before(cluster, ks.id)
-                if name in _existing_namespaces(cluster, ks.id, before):
+                if ks.target == ks.home and name in _existing_namespaces(cluster, ks.id, before):
                     continue
             decl_ks = sorted(declarers)
             decl = declarers[decl_ks[0]]

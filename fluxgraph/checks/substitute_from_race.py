@@ -24,7 +24,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         ns = ks.spec.namespace
         for sf in pb.substitute_from:
             ctx.evaluated()
-            prods = producers(cluster, sf.kind, ns, sf.name)
+            prods = producers(cluster, sf.kind, ns, sf.name, ks.home)
             if not prods:
                 continue  # missing-substitute-from
             target = f"{sf.kind}/{ns}/{sf.name}"

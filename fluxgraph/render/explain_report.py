@@ -27,6 +27,8 @@ def _link_text(link: ChainLink) -> str:
     bits = [f"prune: {_b(link.prune)}", f"wait: {_b(link.wait)}", f"timeout: {link.timeout}"]
     if link.target_namespace:
         bits.append(f"targetNamespace: {link.target_namespace}")
+    if link.target:
+        bits.append(f"applies to the cluster of kubeConfig {link.target}")
     if link.suspend:
         bits.append("suspend: true")
     if link.deletion_policy != "MirrorPrune":
@@ -272,6 +274,7 @@ def _link_json(link: ChainLink) -> dict[str, Any]:
         "line": link.declared_at.line if link.declared_at else None,
         "status": link.status,
         "setByParent": list(link.from_parent),
+        "targetCluster": link.target or None,
     }
 
 

@@ -234,8 +234,9 @@ def match_focus(models: Sequence[ClusterModel], focus: str) -> dict[str, list[st
     return out
 
 
-def _producers(model: ClusterModel, kind: str, namespace: str, name: str) -> list[str]:
-    return sorted({o.owner for o in model.find_objects(kind, namespace, name)})
+def _producers(model: ClusterModel, kind: str, namespace: str, name: str, target: str) -> list[str]:
+    """Kustomizations that apply ``kind/namespace/name`` into cluster ``target``."""
+    return sorted({o.owner for o in model.find_objects(kind, namespace, name, target)})
 
 
 def _select(model: ClusterModel, focus: list[str], depth: int | None, substitution: bool) -> set[str]:
@@ -258,7 +259,7 @@ def _select(model: ClusterModel, focus: list[str], depth: int | None, substituti
             link(str(dep), ks.id)
         if substitution and ks.spec.post_build is not None:
             for sf in ks.spec.post_build.substitute_from:
-                for p in _producers(model, sf.kind, ks.spec.namespace, sf.name):
+                for p in _producers(model, sf.kind, ks.spec.namespace, sf.name, ks.home):
                     link(p, ks.id)
     selected = set(focus)
     for adj in (up, down):
@@ -330,6 +331,8 @@ def _ks_node(ks: KustomizationNode) -> tuple[str, tuple[str, ...]]:
     if s.target_namespace:
         flags.append(f"ns={s.target_namespace}")
     details = [s.path or ".", " ".join(flags)]
+    if ks.target:
+        details.append(f"applies to kubeConfig {ks.target}")
     _, note = _ks_status(ks)
     if note:
         details.append(note)
@@ -513,7 +516,7 @@ def _cluster_view(
             for sf in ks.spec.post_build.substitute_from:
                 o = b.obj(sf.kind, ks.spec.namespace, sf.name, sf.optional)
                 b.edge(o, node, "substituteFrom")
-                for p in _producers(model, sf.kind, ks.spec.namespace, sf.name):
+                for p in _producers(model, sf.kind, ks.spec.namespace, sf.name, ks.home):
                     if p in selected:
                         b.edge(b.ks(p), o, "applies")
     if options.helmreleases:
@@ -537,7 +540,7 @@ def _cluster_view(
                 for kind, name, optional in hr.spec.values_from:
                     o = b.obj(kind, hr.spec.namespace, name, optional)
                     b.edge(o, node, "valuesFrom")
-                    for p in _producers(model, kind, hr.spec.namespace, name):
+                    for p in _producers(model, kind, hr.spec.namespace, name, hr.obj.ref.target):
                         if p in selected:
                             b.edge(b.ks(p), o, "applies")
 
