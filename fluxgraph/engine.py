@@ -15,8 +15,8 @@ from typing import Any
 from fluxgraph.api import Repository, load
 from fluxgraph.catalog import load_catalog
 from fluxgraph.checks import CheckContext, phase_of, registry
-from fluxgraph.findings import Finding, RawFinding, Severity
-from fluxgraph.model import FluxgraphError, Problem
+from fluxgraph.findings import Finding, RawFinding, Severity, fingerprint
+from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.suppress import Suppression, apply, collect
 
 
@@ -85,6 +85,7 @@ def run_checks(
         and rid not in (disabled or set())
     ]
     findings: dict[tuple[Any, ...], Finding] = {}
+    causes: dict[tuple[Any, ...], RawFinding] = {}  # the raw finding behind each stamped one
     not_evaluated: dict[tuple[Any, ...], Problem] = {}
     assertions = 0
 
@@ -92,6 +93,7 @@ def run_checks(
         sev = (severities or {}).get(rid) or raw.severity or catalog[rid].severity
         key = (rid, raw.location, raw.message)
         if key not in findings:
+            causes[key] = raw
             findings[key] = Finding(
                 location=raw.location,
                 rule=rid,
@@ -121,7 +123,7 @@ def run_checks(
         if p.not_evaluated:
             not_evaluated.setdefault((p.code, p.location, p.message), p)
 
-    ordered = sorted(findings.values())
+    ordered = sorted(group_by_cause([(f, causes[k]) for k, f in findings.items()]))
     excluded = [f for f in ordered if exclude is not None and exclude(f.location.file)]
     ordered = [f for f in ordered if not (exclude is not None and exclude(f.location.file))]
     suppressions: list[Suppression] = collect(repo.cache, _files_of(repo) | {f.location.file for f in ordered}) if repo.cache else []
@@ -158,6 +160,68 @@ def run_checks(
         baselined=baselined,
         excluded=excluded,
     )
+
+
+MAX_NAMED = 6  # Kustomizations named in the message of a finding grouped per cause
+MAX_RELATED = 50
+
+
+def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
+    """One finding per cause. Findings of one rule whose raw findings name the same ``cause``
+    and ``cause_message`` (a parent's patch, a shared component, a producer that several
+    Kustomizations read) become one finding at the cause, naming the Kustomizations (all of
+    them in ``Finding.kustomizations``); findings of one rule at the same place without a
+    cause (a shared base's line built by several Kustomizations) become one finding there.
+    A cause that only one finding has leaves it as it is. The grouped finding has the highest
+    severity of its members and a fingerprint of rule, cause file and cause subject, so that a
+    suppression or a baseline entry applies per cause."""
+    buckets: dict[tuple[Any, ...], list[tuple[Finding, RawFinding]]] = {}
+    for f, raw in items:
+        key = (f.rule, raw.cause, raw.cause_message) if raw.cause is not None else (f.rule, f.location, "")
+        buckets.setdefault(key, []).append((f, raw))
+    out: list[Finding] = []
+    for (rid, where, cause_message), members in buckets.items():
+        if len(members) == 1:
+            out.append(members[0][0])
+            continue
+        fs = sorted(f for f, _ in members)
+        raws = [r for _, r in members]
+        assert isinstance(where, Location)
+        ks_ids = sorted({f.kustomization for f in fs if f.kustomization})
+        if cause_message:
+            # name what the members differ in: their Kustomizations, else their objects
+            names = ks_ids if len(ks_ids) > 1 else sorted({str(f.obj) for f in fs if f.obj is not None})
+            what = "Kustomization" if len(ks_ids) > 1 else "object"
+            named = ", ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+            message = f"{cause_message}; {len(names)} {what}{'s' if len(names) != 1 else ''}: {named}"
+            subject = next((r.cause_subject for r in raws if r.cause_subject), cause_message)
+        else:
+            others = [k for k in ks_ids if k != fs[0].kustomization]
+            message = fs[0].message + (
+                f"; the same at this line for {len(others)} more Kustomization{'s' if len(others) != 1 else ''}: "
+                + ", ".join(others[:MAX_NAMED])
+                + (f" and {len(others) - MAX_NAMED} more" if len(others) > MAX_NAMED else "")
+                if others
+                else ""
+            )
+            subject = raws[0].subject or message
+        related = sorted({loc for f in fs for loc in (f.location, *f.related)} - {where})[:MAX_RELATED]
+        objs = {f.obj for f in fs}
+        out.append(
+            Finding(
+                location=where,
+                rule=rid,
+                severity=max((f.severity for f in fs), key=lambda sv: sv.rank),
+                message=message,
+                cluster=", ".join(sorted({f.cluster for f in fs})),
+                obj=objs.pop() if len(objs) == 1 else None,
+                kustomization=ks_ids[0] if len(ks_ids) == 1 else None,
+                related=tuple(related),
+                fingerprint=fingerprint(rid, where.file, subject),
+                kustomizations=tuple(ks_ids),
+            )
+        )
+    return out
 
 
 def analyze(path: str | Path, **kwargs: Any) -> Report:

@@ -43,6 +43,13 @@ class RawFinding:
     # a severity the rule's doc allows as a variant (e.g. a system namespace); None = default
     severity: Severity | None = None
     details: tuple[tuple[str, str], ...] = ()
+    # One finding per cause: raw findings of one rule with the same ``cause`` (the place that
+    # brings the hazard to several Kustomizations: a parent's patch, a shared component) and
+    # the same ``cause_message`` are reported once, there, listing the Kustomizations
+    # (``engine.group_by_cause``). ``cause_subject`` keys the grouped finding's fingerprint.
+    cause: Location | None = None
+    cause_message: str = ""
+    cause_subject: str = ""
 
 
 @dataclass(frozen=True, order=True)
@@ -57,10 +64,15 @@ class Finding:
     related: tuple[Location, ...] = field(default=(), compare=False)
     fingerprint: str = field(default="", compare=False)
     details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # the Kustomizations a finding grouped per cause stands for (empty for a single finding)
+    kustomizations: tuple[str, ...] = field(default=(), compare=False)
 
     @staticmethod
     def fingerprint_of(rule: str, raw: RawFinding) -> str:
         """Stable across line moves: rule + file + subject (object identity or message)."""
         subject = raw.subject or (str(raw.obj) if raw.obj else raw.message)
-        h = hashlib.sha256(f"{rule}\x00{raw.location.file}\x00{subject}".encode()).hexdigest()
-        return h[:32]
+        return fingerprint(rule, raw.location.file, subject)
+
+
+def fingerprint(rule: str, file: str, subject: str) -> str:
+    return hashlib.sha256(f"{rule}\x00{file}\x00{subject}".encode()).hexdigest()[:32]

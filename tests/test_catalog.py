@@ -5,7 +5,7 @@ import pytest
 from fluxgraph.catalog import REQUIRED_SECTIONS, catalog_dir, load_catalog
 from fluxgraph.checks import registry
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, ROOT
 
 CATALOG = load_catalog()
 CHECKS = registry()
@@ -22,6 +22,24 @@ def test_rule_doc_is_complete(rule):
     assert not missing, f"rules/{rule}.md lacks sections {missing}"
     assert spec.section("How to suppress"), f"rules/{rule}.md: empty How to suppress"
     assert "\n" not in spec.fix and len(spec.fix) < 160, "fix is a one-line hint"
+
+
+@pytest.mark.parametrize("rule", sorted(CATALOG))
+def test_rule_doc_states_its_severity_and_why(rule):
+    """docs/severity.md: every rule doc gives its severity with the consequence behind it."""
+    spec = CATALOG[rule]
+    para = next((p for p in spec.body.split("\n\n") if p.startswith("**Severity:**")), None)
+    assert para is not None, f"rules/{rule}.md has no **Severity:** paragraph"
+    assert spec.severity.value in para.split(".")[0], f"rules/{rule}.md: the paragraph does not name {spec.severity.value}"
+
+
+def test_severity_table_matches_the_catalog():
+    rows = {}
+    for line in (ROOT / "docs" / "severity.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[1]
+    assert rows == {rid: spec.severity.value for rid, spec in CATALOG.items()}
 
 
 @pytest.mark.parametrize("rule", sorted(CATALOG))

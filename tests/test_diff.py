@@ -378,6 +378,7 @@ def test_findings_new_at_head_use_the_check_schema_and_fail(tmp_path):
         "column",
         "cluster",
         "kustomization",
+        "kustomizations",
         "object",
         "message",
         "related",

@@ -92,8 +92,9 @@ def test_exit_codes():
     assert run("check", GOOD).exit_code == 0
     assert run("check", BAD).exit_code == 1  # an error finding
     unused = FIXTURES / "unused-suppression" / "bad"
-    assert run("check", unused).exit_code == 0  # warnings only, default --fail-on error
-    assert run("check", unused, "--fail-on", "warning").exit_code == 1
+    assert run("check", unused).exit_code == 0  # advice only, default --fail-on error
+    assert run("check", unused, "--fail-on", "warning").exit_code == 0
+    assert run("check", unused, "--fail-on", "info").exit_code == 1
     res = run("check", "/nonexistent/repo")
     assert res.exit_code == 2 and "no such directory" in res.output
     assert run("check", BAD, "--enable", "no-such-rule").exit_code == 2

@@ -45,8 +45,13 @@ class CheckContext:
         kustomization: str | None = None,
         related: Iterable[Location] = (),
         subject: str = "",
+        cause: Location | None = None,
+        cause_message: str = "",
+        cause_subject: str = "",
         **details: str,
     ) -> RawFinding:
+        """A finding; ``cause``, ``cause_message`` and ``cause_subject`` group it with the
+        findings of the same rule that share its cause (see ``RawFinding``)."""
         return RawFinding(
             message=message,
             location=location,
@@ -55,6 +60,9 @@ class CheckContext:
             related=tuple(related),
             subject=subject,
             details=tuple(sorted(details.items())),
+            cause=cause,
+            cause_message=cause_message,
+            cause_subject=cause_subject,
         )
 
     def problems(self) -> Iterator[Problem]:

@@ -111,6 +111,8 @@ def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
     """Whether ``ks_id`` is only reconciled once ``other`` has applied at least once: ``other``
     is an ancestor of it, a (transitive, namespace-defaulted) dependency, or an ancestor of one.
     The relation ``happens_before`` lists, asked the other way round (a test keeps them equal).
+    This orders what exists (a Namespace, a CRD), not what a revision changes: for values read
+    at build time use ``revision_ordered_after``.
 
     Answered from the set of Kustomizations that reach ``other`` through dependsOn and parent
     links (one backward walk per ``other``, cached per cluster): asking for every Kustomization
@@ -128,6 +130,57 @@ def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
             todo.extend(preds.get(cur, ()))
         after[other] = reach
     return ks_id in reach
+
+
+@per_cluster
+def _revision_reach(cluster: ClusterModel) -> dict[str, set[str]]:
+    """``revision_ordered_after``'s answers so far, per ``other``."""
+    return {}
+
+
+def revision_ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
+    """Whether ``ks_id`` applies a source revision only after ``other`` has applied that same
+    revision: a ``dependsOn`` chain ``ks_id -> ... -> other`` (direct or transitive) in which
+    every Kustomization uses ``other``'s source.
+
+    kustomize-controller ``checkDependencies`` makes a Kustomization wait until each dependency
+    is Ready and, only when both use the same ``sourceRef``, has ``LastAppliedRevision`` equal to
+    the revision it is about to apply. Parenthood is not such an ordering: a new revision
+    enqueues every Kustomization of the source at once (``requestsForRevisionChangeOf``), so a
+    child reconciles it concurrently with the parent that applies it; the parent came first only
+    when the child was created. A dependsOn on another source waits for Ready, not for the
+    revision.
+
+    Answered from the Kustomizations that reach ``other`` through same-source ``dependsOn``
+    edges (one backward walk per ``other``, cached per cluster)."""
+    cache = _revision_reach(cluster)
+    reach = cache.get(other)
+    if reach is None:
+        import networkx as nx
+
+        node = cluster.kustomizations.get(other)
+        src = node.spec.source_ref.id if node is not None and node.spec.source_ref is not None else None
+        same = {
+            f"ks:{k}"
+            for k, n in cluster.kustomizations.items()
+            if src is not None and n.spec.source_ref is not None and n.spec.source_ref.id == src
+        }
+        if f"ks:{other}" in same:
+            view = nx.subgraph_view(cluster.depends_on_graph(), filter_node=same.__contains__)
+            reach = {n[3:] for n in nx.ancestors(view, f"ks:{other}")}
+        else:
+            reach = set()
+        cache[other] = reach
+    return ks_id in reach
+
+
+def depends_on_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
+    """Whether a ``dependsOn`` chain (any sources) leads from ``ks_id`` to ``other``."""
+    import networkx as nx
+
+    g = cluster.depends_on_graph()
+    a, b = f"ks:{ks_id}", f"ks:{other}"
+    return a in g and b in g and nx.has_path(g, a, b)
 
 
 def source_name(obj: AppliedObject) -> str | None:

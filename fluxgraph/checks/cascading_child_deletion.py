@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
+from fluxgraph.checks._ordering import ks_location
 from fluxgraph.checks._ownership import (
     deletion_policy_text,
     gc_protection,
@@ -16,7 +17,7 @@ from fluxgraph.checks._ownership import (
     unresolved,
 )
 from fluxgraph.cluster import AppliedObject
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import RawFinding
 from fluxgraph.gc import finalizer_deletes
 from fluxgraph.model import as_dict
 
@@ -97,18 +98,39 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         listed = ", ".join(f"{o.ref} ({loc(o.location)})" for o, _ in hits[:MAX_LISTED])
         if len(hits) > MAX_LISTED:
             listed += f" and {len(hits) - MAX_LISTED} more"
-        sev = None if data else Severity.INFO
         where = decl.location if decl is not None else (child.declared_at or child.spec.location)
-        yield RawFinding(
-            message=(
+        cause = None
+        if _policy_from_parent(decl) and parent.spec.patches:
+            cause = ks_location(cluster, parent.id, ("spec", "patches"))
+        yield ctx.finding(
+            (
                 f"Kustomization {child.id} is applied by Kustomization {parent.id} (prune: true) and has "
                 f"{deletion_policy_text(child.spec)}: renaming, moving or removing it deletes {listed}"
                 + ("" if data else " (their PersistentVolumeClaims are kept; the pods are recreated)")
             ),
-            location=where,
+            where,
             obj=decl.ref if decl is not None else None,
             kustomization=child.id,
-            related=tuple(o.location for o, _ in hits),
+            related=[o.location for o, _ in hits],
             subject=f"Kustomization/{child.id}",
-            severity=sev,
+            # one finding per cause: a parent whose patches give every child its prune and
+            # deletionPolicy
+            cause=cause,
+            cause_message=(
+                f"the patches of Kustomization {parent.id} (prune: true) give child Kustomizations "
+                f"{deletion_policy_text(child.spec)}: renaming, moving or removing one of them deletes its stateful objects"
+            )
+            if cause is not None
+            else "",
+            cause_subject=f"{parent.id} patches {deletion_policy_text(child.spec)}" if cause is not None else "",
         )
+
+
+def _policy_from_parent(decl: AppliedObject | None) -> bool:
+    """Whether the child's prune or deletionPolicy, as applied, differ from its own document
+    (the parent's patches set them)."""
+    if decl is None or decl.resource.doc is None or not isinstance(decl.resource.doc.data, dict):
+        return False
+    written = as_dict(decl.resource.doc.data.get("spec"))
+    effective = as_dict(decl.data.get("spec"))
+    return any(written.get(k) != effective.get(k) for k in ("prune", "deletionPolicy"))

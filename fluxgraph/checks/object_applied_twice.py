@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -9,7 +10,8 @@ from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import KS_GROUP, if_not_present, loc, never_applied, unresolved
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.findings import RawFinding
-from fluxgraph.model import ObjRef
+from fluxgraph.kustomize.build import KUSTOMIZATION_FILES
+from fluxgraph.model import Location, ObjRef
 
 ID = "object-applied-twice"
 
@@ -46,11 +48,29 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         decls = sorted(first.values(), key=lambda o: (o.location, o.owner))
         where = ", ".join(f"{o.owner} ({loc(o.location)})" for o in decls)
         ref = decls[0].ref
-        yield RawFinding(
-            message=f"{_what(ref)} is applied by {len(decls)} Kustomizations: {where}",
-            location=decls[0].location,
+        # one finding per cause: a folder that two Kustomizations both build (a cluster folder
+        # whose generated kustomization takes in the folder of a child Kustomization); copies of
+        # an object in two folders have no common cause
+        owners = sorted({o.owner for o in decls})
+        shared = len({o.location.file for o in decls}) == 1
+        folder = posixpath.dirname(decls[0].location.file)
+        yield ctx.finding(
+            f"{_what(ref)} is applied by {len(decls)} Kustomizations: {where}",
+            decls[0].location,
             obj=ref,
             kustomization=decls[0].owner,
-            related=tuple(o.location for o in decls[1:]),
+            related=[o.location for o in decls[1:]],
             subject=f"{ref.group}/{ref.kind}/{ref.namespace}/{ref.name}" + (f"@{ref.target}" if ref.target else ""),
+            cause=Location(_folder_file(ctx, folder, decls[0].location.file)) if shared else None,
+            cause_message=f"Kustomizations {' and '.join(owners)} both apply the objects of {folder or '.'}/" if shared else "",
+            cause_subject=f"{' '.join(owners)} {folder}" if shared else "",
         )
+
+
+def _folder_file(ctx: CheckContext, folder: str, fallback: str) -> str:
+    """The kustomization file of ``folder`` that a build read, else ``fallback``."""
+    for ks in ctx.cluster.kustomizations.values():
+        for f in ks.files:
+            if posixpath.dirname(f) == folder and posixpath.basename(f) in KUSTOMIZATION_FILES:
+                return f
+    return fallback

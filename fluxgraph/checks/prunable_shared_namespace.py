@@ -55,7 +55,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"(NamespaceLifecycle), so the prune fails and {sh.owner.id} stays not Ready (deleting the "
                 f"Kustomization leaves it stuck in its finalizer)"
             )
-            sev: Severity | None = Severity.WARNING
+            sev: Severity | None = Severity.INFO  # the API server refuses: nothing is deleted
         else:
             tail = "; removing or moving that declaration, or deleting the Kustomization, deletes the Namespace and everything in it"
             sev = None

@@ -38,7 +38,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         elif r.claims:
             why = f"{r.protected} keeps it from being pruned" if r.protected else "prune: false"
             parts.append(f"Kustomization {ks.id} takes over {r.renamed} ({why})")
-        sev: Severity | None = None if r.prunable else Severity.WARNING
+        sev: Severity | None = None if r.prunable else Severity.INFO  # nothing can be pruned
         yield RawFinding(
             message="; ".join(parts),
             location=r.obj.resource.position(("metadata", "name")),

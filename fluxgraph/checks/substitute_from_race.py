@@ -1,17 +1,32 @@
 """A Kustomization substitutes from a ConfigMap/Secret that another Kustomization applies,
-with no dependsOn on that one (see rules/substitute-from-race.md)."""
+without a same-source dependsOn chain to that one (see rules/substitute-from-race.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._ownership import ks_object, ordered_after
-from fluxgraph.checks._subst import field_location, producers, substitute_from_path
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.checks._ownership import depends_on_after, ks_object, revision_ordered_after
+from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path
+from fluxgraph.cluster import ClusterModel, KustomizationNode
+from fluxgraph.findings import RawFinding
 
 ID = "substitute-from-race"
+
+
+def _why(cluster: ClusterModel, ks: KustomizationNode, p: Producer) -> str:
+    """Why ``ks`` is not ordered after ``p`` at the same revision."""
+    if p.owner in cluster.ancestors(ks.id):
+        return (
+            f"{p.owner} applies {ks.id} itself, which orders only {ks.id}'s creation: a new revision starts both "
+            f"at once, and {ks.id} has no dependsOn on {p.owner}"
+        )
+    if depends_on_after(cluster, ks.id, p.owner):
+        return (
+            f"{ks.id} reaches {p.owner} through dependsOn only across another source, which waits for Ready, "
+            "not for the same revision"
+        )
+    return f"{ks.id} has no dependsOn on {p.owner}, directly or through its dependencies"
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -28,17 +43,16 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             if not prods:
                 continue  # missing-substitute-from
             target = f"{sf.kind}/{ns}/{sf.name}"
-            loc = field_location(
-                decl, substitute_from_path(decl, sf.kind, sf.name), ks.declared_at or ks.spec.location
+            loc = field_location(decl, substitute_from_path(decl, sf.kind, sf.name), ks.declared_at or ks.spec.location)
+            first = (
+                "Flux renders without its variables (optional: true) and applies the result"
+                if sf.optional
+                else "the build fails"
             )
-            if sf.optional:
-                first = "Flux renders without its variables (optional: true) and applies the result"
-            else:
-                first = "the build fails"
             own = [p for p in prods if p.owner == ks.id]
             if own:
                 made = f"which it produces itself ({own[0].how})" if own[0].how else "which it applies itself"
-                raw = ctx.finding(
+                yield ctx.finding(
                     f"Kustomization {ks.id} substitutes from {target}, {made}: every build reads the values of the "
                     f"previous apply, and on a fresh cluster {first} before {target} exists",
                     loc,
@@ -46,21 +60,27 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     related=[own[0].obj.location],
                     subject=f"{ks.id}|{target}|self",
                 )
-            else:
-                if any(ordered_after(cluster, ks.id, p.owner) for p in prods):
-                    continue
-                p = prods[0]
-                via = f" ({p.how})" if p.how else ""
-                raw = ctx.finding(
-                    f"Kustomization {ks.id} substitutes from {target}, which Kustomization {p.owner} applies{via}, "
-                    f"but {ks.id} does not depend on {p.owner} (dependsOn, directly or through its dependencies and "
-                    f"parents): it can be built before {target} is applied or updated, and then {first} or uses its "
-                    "previous values",
-                    loc,
-                    kustomization=ks.id,
-                    related=[p.obj.location],
-                    subject=f"{ks.id}|{target}|{p.owner}",
-                )
-            if sf.optional:
-                raw = replace(raw, severity=Severity.ERROR)  # documented variant: silently renders blanks
-            yield raw
+                continue
+            if any(revision_ordered_after(cluster, ks.id, p.owner) for p in prods):
+                continue
+            p = prods[0]
+            via = f" ({p.how})" if p.how else ""
+            made = f"{p.obj.ref.kind} {p.obj.ref.name}"
+            # one finding per producer: a shared component that puts cluster-settings into every
+            # namespace races every Kustomization that reads it
+            yield ctx.finding(
+                f"Kustomization {ks.id} substitutes from {target}, which Kustomization {p.owner} applies{via}, "
+                f"but {_why(cluster, ks, p)}: it can build a new revision before {target} is applied or updated, "
+                f"and then {first} or uses its previous values",
+                loc,
+                kustomization=ks.id,
+                related=[p.obj.location],
+                subject=f"{ks.id}|{target}|{p.owner}",
+                cause=p.obj.location,
+                cause_message=(
+                    f"Kustomization {p.owner} applies {made} from here, and Kustomizations substitute from it without "
+                    f"a dependsOn chain to {p.owner} on the same source: on a new revision they can build before it is "
+                    "applied or updated, and then their build fails or uses the previous values"
+                ),
+                cause_subject=f"{p.owner}|{made}",
+            )

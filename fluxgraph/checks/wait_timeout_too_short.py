@@ -120,11 +120,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             path = ("spec", "interval")
             tdesc = "no spec.timeout: interval minus 30s"
         related = []
+        cause = None
         obj = ks.declared_by
         if obj is not None and obj.resource.doc is not None and obj.resource.doc.scalar_node(path) is None:
             tdesc += f", set by a patch{f' of {ks.parent}' if ks.parent else ''}"
             if ks.parent and cluster.kustomizations[ks.parent].spec.patches:
-                related.append(ks_location(cluster, ks.parent, ("spec", "patches")))
+                cause = ks_location(cluster, ks.parent, ("spec", "patches"))
+                related.append(cause)
         msg = (
             f"Kustomization {ks.id} waits for HelmRelease {hr.id} ({how}) for at most {duration(timeout)} ({tdesc}); "
             f"the HelmRelease may take {duration(need.seconds)} to become ready ({need.how})"
@@ -134,6 +136,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             msg += f"; {len(short) - 1} more HelmRelease(s) may also take longer than {duration(timeout)}: {others}"
         hr_spec = as_dict(hr.obj.data.get("spec"))
         hr_loc = hr.obj.resource.position(("spec", "timeout") if "timeout" in hr_spec else ())
+        # one finding per cause: a parent whose patches give every child the same timeout
         raw = ctx.finding(
             msg,
             ks_location(cluster, ks.id, path),
@@ -141,6 +144,14 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             kustomization=ks.id,
             related=[*related, hr_loc],
             subject=f"{ks.id} timeout",
+            cause=cause,
+            cause_message=(
+                f"the patches of Kustomization {ks.parent} give child Kustomizations a health-check timeout of "
+                f"{duration(timeout)}, shorter than the HelmReleases they wait for may take to become ready"
+            )
+            if cause is not None
+            else "",
+            cause_subject=f"{ks.parent} patches timeout {duration(timeout)}" if cause is not None else "",
         )
         # a single attempt fits: only a failed attempt followed by a remediation retry trips it
         single_fits = all(timeout >= s[3].attempt for s in short)

@@ -21,6 +21,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "column": f.location.column,
         "cluster": f.cluster,
         "kustomization": f.kustomization,
+        "kustomizations": list(f.kustomizations) or ([f.kustomization] if f.kustomization else []),
         "object": str(f.obj) if f.obj else None,
         "message": f.message,
         "related": [{"file": r.file, "line": r.line, "column": r.column} for r in f.related],

@@ -65,6 +65,8 @@ def render_sarif(report: Report, color: bool = False) -> str:
         }
         if f.kustomization:
             result["properties"]["kustomization"] = f.kustomization
+        if f.kustomizations:
+            result["properties"]["kustomizations"] = list(f.kustomizations)
         if f.obj is not None:
             result["properties"]["object"] = str(f.obj)
         if f.related:
