@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import flux
+from fluxgraph.checks._ordering import has_ready_expr
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.findings import Severity
 from fluxgraph.model import ObjRef, as_dict
@@ -119,8 +120,9 @@ def source_of(spec: flux.FluxKustomization) -> str | None:
 
 def dependency_chain(model: ClusterModel, frm: str, to: str, *, same_source: bool) -> list[str] | None:
     """A ``dependsOn`` path ``frm -> ... -> to`` (ids, both ends included), or None. With
-    ``same_source`` every hop must use ``frm``'s source, so that each waits for the same revision
-    (``checkDependencies``); ``to`` may be absent from the model (a Kustomization to be added)."""
+    ``same_source`` every hop must use ``frm``'s source and have no ``readyExpr``, so that each
+    waits for the same revision (``checkDependencies``); ``to`` may be absent from the model (a
+    Kustomization to be added)."""
     start = model.kustomizations.get(frm)
     if start is None:
         return None
@@ -141,6 +143,8 @@ def dependency_chain(model: ClusterModel, frm: str, to: str, *, same_source: boo
             if dep != to and dnode is None:
                 continue
             if same_source and dnode is not None and source_of(dnode.spec) != src:
+                continue
+            if same_source and has_ready_expr(node.spec.spec, d, node.spec.namespace):
                 continue
             seen.add(dep)
             prev[dep] = cur

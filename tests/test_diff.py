@@ -175,6 +175,20 @@ def test_split_into_an_existing_owner_the_parent_waits_for_is_safe(tmp_path):
         assert not [f for f in c["newFindings"] if f["object"] == "Namespace/network"]
 
 
+def test_a_dependency_with_ready_expr_does_not_wait_for_the_revision(tmp_path):
+    # readyExpr replaces checkDependencies' built-in check, revision included (unless the
+    # AdditiveCELDependencyCheck gate, off by default, is on)
+    cel = edit(
+        "clusters/prod/platform.yaml",
+        "    - name: network\n",
+        "    - name: network\n      readyExpr: dep.metadata.generation > 0\n",
+    )
+    code, doc = run(history(tmp_path, "split-depends", base_edit=cel, head_edit=cel))
+    v = by_object(doc)
+    assert v["Namespace/network"]["code"] == gc.RACE
+    assert code == 1
+
+
 def test_new_owner_declared_inside_the_old_owners_path_is_deleted_and_recreated(tmp_path):
     def inside(repo: Path) -> None:
         (repo / "clusters/prod/network.yaml").rename(repo / "platform/network-ks.yaml")
