@@ -250,6 +250,7 @@ class _Ctx:
         self.head_objs = _by_ref(head)
         self._fates: dict[str, _Fate] = {}
         self._deps_cache: dict[str, dict[str, int]] = {}
+        self._carriers: dict[str, gc.SpecCarrier | None] = {}
         # A Kustomization that built at base but does not at head (build error, path or source
         # gone): kustomize-controller stops before apply and prune, so its inventory stays as it
         # was, and so do the children it applied. Their base objects stand for head.
@@ -271,6 +272,11 @@ class _Ctx:
         for k in self.carried:
             for o in base.kustomizations[k].objects:
                 self.head_objs.setdefault(o.ref, []).append(o)
+
+    def spec_carrier(self, ks_id: str) -> gc.SpecCarrier | None:
+        if ks_id not in self._carriers:
+            self._carriers[ks_id] = gc.spec_carrier(self.base, self.head, ks_id)
+        return self._carriers[ks_id]
 
     def head_depends(self, ks_id: str) -> dict[str, int]:
         if ks_id not in self._deps_cache:
@@ -447,7 +453,9 @@ def _object_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                     chain_b = chain_h = None
                 j = gc.judge_move(
                     bo.data,
-                    gc.OldOwnerState(o_id, o_base.spec, o_head.spec, chain_b, chain_h),
+                    gc.OldOwnerState(
+                        o_id, o_base.spec, o_head.spec, chain_b, chain_h, ctx.spec_carrier(o_id)
+                    ),
                     gc.NewOwnerState(
                         new_id,
                         exists_before=new_id in base.kustomizations,

@@ -939,7 +939,8 @@ def move_steps(
     for old_id in pruning:
         old = model.kustomizations[old_id]
         where = f" ({old.declared_at.file}:{old.declared_at.line})" if old.declared_at else ""
-        parent_set = "prune" in fields_from_parent(model, old_id)
+        from_parent = fields_from_parent(model, old_id)
+        parent_set = "prune" in from_parent
         how = (
             f"prune is set by the patches of {old.parent}, so override it there"
             if parent_set
@@ -948,12 +949,33 @@ def move_steps(
         if not unsafe:
             continue
         parent = old.parent or old_id
-        steps.append(
-            f"Disable garbage collection on {old_id}{where}: {how}. Merge this on its own and let it apply "
-            f"(`flux reconcile ks {parent.partition('/')[2]} -n {parent.partition('/')[0]} --with-source`); verify with "
-            f"`flux export ks {old_id.partition('/')[2]} -n {old_id.partition('/')[0]} | grep prune`. "
-            f"(Alternative: annotate the objects that move with `kustomize.toolkit.fluxcd.io/prune: disabled` and let {old_id} apply that first.)"
+        verify = f"`flux export ks {old_id.partition('/')[2]} -n {old_id.partition('/')[0]} | grep prune`"
+        annotate = (
+            f"(Alternative: annotate the objects that move with `kustomize.toolkit.fluxcd.io/prune: disabled` and let "
+            f"{old_id} apply that first.)"
         )
+        # the old owner's current spec waits for the Kustomization that applies it: a change of its
+        # own spec is in force before it reconciles the revision that carries it (gc.spec_carrier)
+        carrier = gc.spec_carrier(model, model, old_id)
+        if carrier is not None and not parent_set:
+            steps.append(
+                f"Disable garbage collection on {old_id}{where}: {how}. This can be part of the commit that moves "
+                f"the objects: {carrier.describe()}, so it starts that revision only after {carrier.parent} has "
+                f"applied it, and with it `prune: false` (kustomize-controller checkDependencies). Verify after the "
+                f"merge with {verify}. {annotate}"
+            )
+        else:
+            why = (
+                f" (the patches are {carrier.parent}'s own spec: {carrier.parent} may apply the next revision with its "
+                f"previous patches, so {old_id} waiting for it does not help)"
+                if carrier is not None
+                else ""
+            )
+            steps.append(
+                f"Disable garbage collection on {old_id}{where}: {how}. Merge this on its own{why} and let it apply "
+                f"(`flux reconcile ks {parent.partition('/')[2]} -n {parent.partition('/')[0]} --with-source`); verify with "
+                f"{verify}. {annotate}"
+            )
         back = [n.what for n in plan.needs if n.provider == old_id]
         if back:
             plan.notes.append(
@@ -961,9 +983,15 @@ def move_steps(
                 "(a cycle): disable pruning instead"
             )
         elif not (plan.exists and gc.applied_by(model, new, old_id)):
+            when = (
+                "in the commit that moves the objects (its current spec waits for "
+                f"{carrier.parent}, so the new dependsOn is in force when it reconciles the move) or before it"
+                if carrier is not None and "dependsOn" not in from_parent
+                else "in a merge before the move"
+            )
             steps.append(
                 f"Or, instead of step {len(steps)}, make {old_id} wait for {new}: add `dependsOn: [{_yaml_dep(new, old.spec.namespace)}]` "
-                f"to {old_id} in a merge before the move ({old_id} stays blocked until {new} exists and is Ready); "
+                f"to {old_id} {when} ({old_id} stays blocked until {new} exists and is Ready); "
                 f"both must use the same source ({gc.source_of(old.spec)}). Not possible if {new} is declared inside {old_id}'s own path."
             )
     if not plan.exists:

@@ -15,6 +15,17 @@ Flux facts used, as read in the Flux sources:
   same source revision; ``finalizerShouldDeleteResources()`` decides what the finalizer of a
   deleted Kustomization does (nothing when suspended; ``deletionPolicy`` MirrorPrune follows
   ``spec.prune``, Delete and WaitForTermination delete, Orphan does not).
+* the same file, ``Reconcile()``: every reconciliation first reads the Kustomization object
+  (``r.Get``), then runs ``checkDependencies()`` (each ``dependsOn`` target read from the API
+  server, ``Generation == Status.ObservedGeneration``, Ready, and — only when both use the same
+  sourceRef kind/name/namespace — ``Status.LastAppliedRevision`` equal to the artifact's
+  revision), and only then ``reconcile()`` with the spec it read. A ``readyExpr`` on a
+  dependency replaces that built-in check, revision included, unless the
+  ``AdditiveCELDependencyCheck`` gate is on (``internal/features/features.go``: off by default).
+  So a Kustomization whose spec ``dependsOn``, on its own source at every hop, the Kustomization
+  that applies its object cannot start a revision before that parent has applied it — and the
+  parent's apply writes its spec of that revision (a new generation, read by the next
+  reconciliation).
 * kustomize-controller ``internal/controller/kustomization_indexers.go``
   ``requestsForRevisionChangeOf``: a new source revision enqueues *every* Kustomization on that
   source at once, so an old owner and the parent that changes its spec run concurrently.
@@ -35,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import flux
+from fluxgraph.checks._ordering import has_ready_expr
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.findings import Severity
 from fluxgraph.model import ObjRef, as_dict
@@ -119,8 +131,9 @@ def source_of(spec: flux.FluxKustomization) -> str | None:
 
 def dependency_chain(model: ClusterModel, frm: str, to: str, *, same_source: bool) -> list[str] | None:
     """A ``dependsOn`` path ``frm -> ... -> to`` (ids, both ends included), or None. With
-    ``same_source`` every hop must use ``frm``'s source, so that each waits for the same revision
-    (``checkDependencies``); ``to`` may be absent from the model (a Kustomization to be added)."""
+    ``same_source`` every hop must use ``frm``'s source and have no ``readyExpr``, so that each
+    waits for the same revision (``checkDependencies``); ``to`` may be absent from the model (a
+    Kustomization to be added)."""
     start = model.kustomizations.get(frm)
     if start is None:
         return None
@@ -142,6 +155,8 @@ def dependency_chain(model: ClusterModel, frm: str, to: str, *, same_source: boo
                 continue
             if same_source and dnode is not None and source_of(dnode.spec) != src:
                 continue
+            if same_source and has_ready_expr(node.spec.spec, d, node.spec.namespace):
+                continue
             seen.add(dep)
             prev[dep] = cur
             if dep == to:
@@ -156,6 +171,89 @@ def dependency_chain(model: ClusterModel, frm: str, to: str, *, same_source: boo
 def applied_by(model: ClusterModel, ks_id: str, ancestor: str) -> bool:
     """Whether ``ancestor`` applies ``ks_id``'s Kustomization object, directly or through children."""
     return ancestor in model.ancestors(ks_id)
+
+
+# spec fields of a Kustomization that decide when it runs or what it deletes, not what its build
+# writes for the Kustomizations it applies
+_ORDER_ONLY_FIELDS = frozenset(
+    {
+        "interval",
+        "retryInterval",
+        "timeout",
+        "dependsOn",
+        "wait",
+        "healthChecks",
+        "healthCheckExprs",
+        "prune",
+        "deletionPolicy",
+        "suspend",
+        "force",
+    }
+)
+
+
+@dataclass(frozen=True)
+class SpecCarrier:
+    """The Kustomization that applies ``ks_id``'s object, which ``ks_id``'s current spec waits for
+    on the same source (``chain``: ``ks_id -> ... -> parent``): ``ks_id`` starts a revision only
+    after ``parent`` has applied it, and that apply writes ``ks_id``'s spec of the revision —
+    provided ``parent`` builds it as it did (``parent_changes``: what of the parent's own spec or
+    variables changes in the same revision, so that it may still build with the previous one)."""
+
+    ks_id: str
+    parent: str
+    chain: tuple[str, ...]
+    parent_changes: tuple[str, ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        return not self.parent_changes
+
+    def describe(self) -> str:
+        how = "dependsOn" if len(self.chain) == 2 else "waits through dependsOn for"
+        return f"{self.ks_id} {how} {self.parent}, which applies it, on the same source ({' -> '.join(self.chain)})"
+
+
+def spec_carrier(base: ClusterModel, head: ClusterModel, ks_id: str) -> SpecCarrier | None:
+    """Whether ``ks_id`` reconciles ``head``'s revision only with its ``head`` spec: its ``base``
+    spec (the one in the cluster when the revision arrives) ``dependsOn``, directly or through
+    other Kustomizations, the Kustomization that applies its object, on its own source at every
+    hop (``checkDependencies`` waits for that parent's ``LastAppliedRevision``). Only that parent
+    counts (an ancestor further up applies the parent, not ``ks_id``), and it must apply ``ks_id``
+    at both revisions. A hop through another Kustomization must keep its ``dependsOn`` (same
+    source, no ``readyExpr``) at ``head`` too, as either spec of it may be the one that waits.
+    None when there is no such chain. ``base`` and ``head`` may be the same model (a change
+    planned from the current revision)."""
+    bn = base.kustomizations.get(ks_id)
+    hn = head.kustomizations.get(ks_id)
+    if bn is None or hn is None or bn.parent is None or bn.parent != hn.parent or bn.parent == ks_id:
+        return None
+    parent = bn.parent
+    ph = head.kustomizations.get(parent)
+    pb = base.kustomizations.get(parent)
+    if ph is None or pb is None:
+        return None
+    chain = dependency_chain(base, ks_id, parent, same_source=True)
+    if chain is None:
+        return None
+    src = source_of(bn.spec)
+    for a, b in zip(chain[1:-1], chain[2:], strict=True):
+        an = head.kustomizations.get(a)
+        if an is None or source_of(an.spec) != src:
+            return None
+        dep = next((d for d in an.spec.depends_on if str(d) == b), None)
+        if dep is None or has_ready_expr(an.spec.spec, dep, an.spec.namespace):
+            return None
+    if source_of(ph.spec) != src:
+        return None
+    changes = [
+        f"spec.{k}"
+        for k in sorted(set(pb.spec.spec) | set(ph.spec.spec))
+        if k not in _ORDER_ONLY_FIELDS and pb.spec.spec.get(k) != ph.spec.spec.get(k)
+    ]
+    if dict(pb.variables) != dict(ph.variables):
+        changes.append("its substitution variables")
+    return SpecCarrier(ks_id, parent, tuple(chain), tuple(changes))
 
 
 def transitive_depends(model: ClusterModel, ks_id: str) -> dict[str, int]:
@@ -201,7 +299,9 @@ class OldOwnerState:
 
     A new source revision enqueues the old owner and its parent at the same time, so the old
     owner may run it with its previous spec (``before``) or, if the parent applied it first,
-    with the new one (``after``; None when the Kustomization is gone)."""
+    with the new one (``after``; None when the Kustomization is gone) — unless its previous spec
+    waits for that parent on the same source (``carrier``, see ``spec_carrier``): then only the
+    new one."""
 
     id: str
     before: flux.FluxKustomization
@@ -209,6 +309,7 @@ class OldOwnerState:
     # a dependsOn chain old -> new on the same source, per spec (None: none)
     chain_before: Sequence[str] | None = None
     chain_after: Sequence[str] | None = None
+    carrier: SpecCarrier | None = None
 
 
 @dataclass(frozen=True)
@@ -240,6 +341,14 @@ def judge_move(obj_data: dict[str, Any], old: OldOwnerState, new: NewOwnerState)
     prot = protection(obj_data)
     if prot is not None:
         return Judgement(SAFE, f"the live object carries {prot}, which garbage collection skips")
+    c = old.carrier
+    if c is not None and c.holds and old.after is not None and old.after != old.before:
+        j = judge_move(obj_data, OldOwnerState(old.id, old.after, None, old.chain_after), new)
+        return Judgement(
+            j.verdict,
+            f"{j.reason}; that is the spec {old.id} reconciles this revision with: {c.describe()}, so it starts "
+            f"the revision only after {c.parent} has applied it, new spec included (checkDependencies)",
+        )
     specs: list[tuple[str, flux.FluxKustomization, Sequence[str] | None]] = [
         ("before", old.before, old.chain_before)
     ]
@@ -308,6 +417,14 @@ def judge_move(obj_data: dict[str, Any], old: OldOwnerState, new: NewOwnerState)
         if _RANK[j.verdict] > _RANK[worst.verdict]:
             worst = j
     if len(results) == 2 and results[0].verdict in (RACE, RECREATE) and results[1].verdict == SAFE:
+        if c is not None and not c.holds:
+            return Judgement(
+                RACE,
+                f"{results[1].reason}, but that change lands in the same revision as the move: {c.describe()}, but "
+                f"{c.parent} changes its own {', '.join(c.parent_changes)} in the same revision: it may apply the revision "
+                f"with its previous spec, and what it writes for {old.id} then need not carry the change — merge the "
+                f"protection first (Flux FAQ)",
+            )
         return Judgement(
             RACE,
             f"{results[1].reason}, but that change lands in the same revision as the move: {old.id} may reconcile the "

@@ -18,7 +18,7 @@ from fluxgraph import gc
 from fluxgraph.cli import main
 from fluxgraph.diff import affected_by, diff_revisions, load_pair
 from fluxgraph.findings import Severity
-from fluxgraph.flux import FluxKustomization
+from fluxgraph.flux import FluxKustomization, NamedRef
 from fluxgraph.gitrev import _link_ok, _safe_rel, read_tree
 from fluxgraph.model import FluxgraphError, Location
 from fluxgraph.render.diff_graph import _mermaid_text, render_dot, render_mermaid
@@ -163,6 +163,162 @@ def test_split_with_depends_on_added_in_the_same_commit_is_a_race(tmp_path):
     assert code == 1
 
 
+# -- the old owner waits for the Kustomization that applies it: its new spec is in force ------------
+
+PLATFORM = "clusters/prod/platform.yaml"
+PRUNE_OFF = edit(PLATFORM, "prune: true", "prune: false")
+
+
+def depends(*names: str, where: str = PLATFORM, extra: str = ""):
+    items = "".join(f"    - name: {n}\n{extra}" for n in names)
+    return edit(where, "  sourceRef:", f"  dependsOn:\n{items}  sourceRef:")
+
+
+def other_source(repo: Path) -> None:
+    """platform builds from a second GitRepository (the same repository, another source object)."""
+    sync = repo / "clusters/prod/flux-system/gotk-sync.yaml"
+    sync.write_text(
+        sync.read_text()
+        + "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: platform-src\n"
+        "  namespace: flux-system\nspec:\n  interval: 1m0s\n  ref:\n    branch: main\n"
+        "  url: https://github.com/example/moves\n"
+    )
+    edit(PLATFORM, "    name: flux-system", "    name: platform-src")(repo)
+
+
+def infra(repo: Path) -> None:
+    """A Kustomization infra (same source) that waits for flux-system."""
+    (repo / "infra").mkdir()
+    (repo / "infra/cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: default\ndata: {}\n"
+    )
+    (repo / "clusters/prod/infra.yaml").write_text(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: infra\n"
+        "  namespace: flux-system\nspec:\n  interval: 1h\n  path: ./infra\n  prune: true\n"
+        "  dependsOn:\n    - name: flux-system\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    )
+
+
+def stack(repo: Path) -> None:
+    """platform's declaration moves under a Kustomization stack (applied by flux-system)."""
+    (repo / "stack").mkdir()
+    (repo / PLATFORM).rename(repo / "stack/platform.yaml")
+    (repo / "clusters/prod/stack.yaml").write_text(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: stack\n"
+        "  namespace: flux-system\nspec:\n  interval: 1h\n  path: ./stack\n  prune: true\n"
+        "  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    )
+
+
+def parent_patch_prune_off(repo: Path) -> None:
+    """flux-system's patches set prune: false on every Kustomization it applies."""
+    k = repo / "clusters/prod/flux-system/gotk-sync.yaml"
+    k.write_text(
+        k.read_text()
+        + "  patches:\n    - patch: |-\n        apiVersion: kustomize.toolkit.fluxcd.io/v1\n        kind: Kustomization\n"
+        "        metadata:\n          name: _\n        spec:\n          prune: false\n      target:\n"
+        "        kind: Kustomization\n        name: platform\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "base_edit", "head_edit", "verdict", "says"),
+    [
+        # flux-system applies platform's object; platform waits for it on the same source
+        (
+            "depends-on-parent",
+            depends("flux-system"),
+            both(depends("flux-system"), PRUNE_OFF),
+            gc.SAFE,
+            "flux-system/platform has prune: false; that is the spec flux-system/platform reconciles this revision "
+            "with: flux-system/platform dependsOn flux-system/flux-system, which applies it, on the same source "
+            "(flux-system/platform -> flux-system/flux-system), so it starts the revision only after "
+            "flux-system/flux-system has applied it, new spec included",
+        ),
+        # the same through an intermediate Kustomization on the same source
+        (
+            "through-infra",
+            both(infra, depends("infra")),
+            both(infra, depends("infra"), PRUNE_OFF),
+            gc.SAFE,
+            "waits through dependsOn for flux-system/flux-system, which applies it, on the same source "
+            "(flux-system/platform -> flux-system/infra -> flux-system/flux-system)",
+        ),
+        # no dependsOn: platform may run the revision with prune: true
+        ("no-depends-on", None, PRUNE_OFF, gc.RACE, "may reconcile the revision with its previous spec"),
+        # the dependsOn arrives with the move: the current spec (without it) is the one that runs
+        (
+            "depends-on-in-the-same-commit",
+            None,
+            both(depends("flux-system"), PRUNE_OFF),
+            gc.RACE,
+            "may reconcile the revision with its previous spec",
+        ),
+        # another source: checkDependencies does not compare revisions
+        (
+            "other-source",
+            both(other_source, depends("flux-system")),
+            both(other_source, depends("flux-system"), PRUNE_OFF),
+            gc.RACE,
+            "may reconcile the revision with its previous spec",
+        ),
+        # readyExpr replaces the built-in check, revision included
+        (
+            "ready-expr",
+            depends("flux-system", extra="      readyExpr: dep.status.observedGeneration > 0\n"),
+            both(depends("flux-system", extra="      readyExpr: dep.status.observedGeneration > 0\n"), PRUNE_OFF),
+            gc.RACE,
+            "may reconcile the revision with its previous spec",
+        ),
+        # flux-system applies stack, stack applies platform: waiting for flux-system is not enough
+        (
+            "grandparent",
+            both(stack, depends("flux-system", where="stack/platform.yaml")),
+            both(stack, depends("flux-system", where="stack/platform.yaml"), edit("stack/platform.yaml", "prune: true", "prune: false")),
+            gc.RACE,
+            "may reconcile the revision with its previous spec",
+        ),
+        (
+            "stack-parent",
+            both(stack, depends("stack", where="stack/platform.yaml")),
+            both(stack, depends("stack", where="stack/platform.yaml"), edit("stack/platform.yaml", "prune: true", "prune: false")),
+            gc.SAFE,
+            "(flux-system/platform -> flux-system/stack)",
+        ),
+        # the protection comes from the parent's patches: the parent may still build with the old ones
+        (
+            "parent-patches",
+            depends("flux-system"),
+            both(depends("flux-system"), parent_patch_prune_off),
+            gc.RACE,
+            "flux-system/flux-system changes its own spec.patches in the same revision",
+        ),
+        # protection removed in the same commit: the new spec (prune: true) is the one that runs
+        (
+            "protection-removed",
+            both(depends("flux-system"), PRUNE_OFF),
+            depends("flux-system"),
+            gc.RACE,
+            "runs first it deletes the object; that is the spec flux-system/platform reconciles this revision with",
+        ),
+    ],
+)
+def test_old_owner_that_waits_for_its_parent_reconciles_the_move_with_its_new_spec(
+    tmp_path, name, base_edit, head_edit, verdict, says
+):
+    code, doc = run(history(tmp_path, "split", base_edit=base_edit, head_edit=head_edit))
+    v = by_object(doc)
+    for ref in ("Namespace/network", "ConfigMap/network/lb-pool"):
+        assert v[ref]["code"] == verdict, v[ref]["message"]
+        assert says in v[ref]["message"]
+    if verdict == gc.SAFE:
+        assert not effects(doc, "namespace-cascade")
+        assert not [e for e in effects(doc) if e["severity"] == "error"]
+        assert code == 0
+    else:
+        assert code == 1
+
+
 def test_split_into_an_existing_owner_the_parent_waits_for_is_safe(tmp_path):
     code, doc = run(history(tmp_path, "split-depends"))
     v = by_object(doc)
@@ -173,6 +329,20 @@ def test_split_into_an_existing_owner_the_parent_waits_for_is_safe(tmp_path):
     # a finding whose file moved with its object is neither new nor fixed
     for c in doc["clusters"]:
         assert not [f for f in c["newFindings"] if f["object"] == "Namespace/network"]
+
+
+def test_a_dependency_with_ready_expr_does_not_wait_for_the_revision(tmp_path):
+    # readyExpr replaces checkDependencies' built-in check, revision included (unless the
+    # AdditiveCELDependencyCheck gate, off by default, is on)
+    cel = edit(
+        "clusters/prod/platform.yaml",
+        "    - name: network\n",
+        "    - name: network\n      readyExpr: dep.metadata.generation > 0\n",
+    )
+    code, doc = run(history(tmp_path, "split-depends", base_edit=cel, head_edit=cel))
+    v = by_object(doc)
+    assert v["Namespace/network"]["code"] == gc.RACE
+    assert code == 1
 
 
 def test_new_owner_declared_inside_the_old_owners_path_is_deleted_and_recreated(tmp_path):
@@ -554,6 +724,27 @@ def test_judge_move(before, after, chain_before, chain_after, new, data, verdict
         data, gc.OldOwnerState("flux-system/old", before, after, chain_before, chain_after), new
     )
     assert j.verdict == verdict, j.reason
+
+
+def test_judge_move_with_the_old_owner_waiting_for_its_parent():
+    carrier = gc.SpecCarrier("flux-system/old", "flux-system/p", ("flux-system/old", "flux-system/p"))
+    changed = gc.SpecCarrier("flux-system/old", "flux-system/p", carrier.chain, ("spec.patches",))
+
+    def judge(before, after, c, chain_after=None):
+        return gc.judge_move({}, gc.OldOwnerState("flux-system/old", before, after, None, chain_after, c), NEW)
+
+    # only the new spec runs the revision
+    assert judge(_spec(), _spec(prune=False), carrier).verdict == gc.SAFE
+    assert judge(_spec(suspend=False), _spec(suspend=True), carrier).verdict == gc.SAFE
+    assert judge(_spec(prune=False), _spec(), carrier).verdict == gc.RACE
+    dep = _spec(depends_on=(NamedRef("flux-system", "new"),))
+    assert judge(_spec(), dep, carrier, ["flux-system/old", "flux-system/new"]).verdict == gc.SAFE
+    # the parent's own spec changes too, or there is no new spec: as without it
+    j = judge(_spec(), _spec(prune=False), changed)
+    assert j.verdict == gc.RACE and "changes its own spec.patches" in j.reason
+    assert judge(_spec(), None, carrier).verdict == gc.RACE
+    assert judge(_spec(), _spec(), carrier).verdict == gc.RACE
+    assert judge(_spec(), _spec(prune=False), None).verdict == gc.RACE
 
 
 def test_judge_removal_and_finalizer():

@@ -221,6 +221,59 @@ def test_moving_into_an_owner_the_parent_waits_for_is_safe():
     assert "prune: false" not in steps and "Restore" not in steps
 
 
+def _split_base(tmp_path: Path, platform_extra: str = "", sync_extra: str = "") -> Path:
+    repo = tmp_path / "r"
+    shutil.copytree(MOVES / "split" / "base", repo)
+    k = repo / "clusters/prod/platform.yaml"
+    k.write_text(k.read_text().replace("  sourceRef:", platform_extra + "  sourceRef:"))
+    sync = repo / "clusters/prod/flux-system/gotk-sync.yaml"
+    sync.write_text(sync.read_text() + sync_extra)
+    return repo
+
+
+def _move_steps(repo: Path) -> str:
+    loaded = fluxgraph.load(repo)
+    ex = explain(loaded, resolve_target(loaded, "platform/network"), move_to="network")
+    m = ex.clusters[0].move
+    # the move itself (without protection) races either way: the steps differ
+    assert {o.verdict for o in m.objects} == {gc.RACE}
+    return "\n".join(m.steps)
+
+
+def test_protection_can_share_the_commit_when_the_old_owner_waits_for_its_parent(tmp_path):
+    steps = _move_steps(_split_base(tmp_path, "  dependsOn:\n    - name: flux-system\n"))
+    assert "This can be part of the commit that moves the objects" in steps
+    assert (
+        "flux-system/platform dependsOn flux-system/flux-system, which applies it, on the same source "
+        "(flux-system/platform -> flux-system/flux-system)" in steps
+    )
+    assert "Merge this on its own" not in steps
+    assert "add `dependsOn: [{name: network}]` to flux-system/platform in the commit that moves the objects" in steps
+    assert "Restore `prune: true` on flux-system/platform" in steps
+
+
+def test_protection_is_merged_first_without_that_dependency(tmp_path):
+    steps = _move_steps(_split_base(tmp_path))
+    assert "Merge this on its own and let it apply" in steps
+    assert "part of the commit" not in steps
+    assert "to flux-system/platform in a merge before the move" in steps
+
+
+def test_protection_set_by_the_parents_patches_is_merged_first(tmp_path):
+    patch = (
+        "  patches:\n    - patch: |-\n        apiVersion: kustomize.toolkit.fluxcd.io/v1\n        kind: Kustomization\n"
+        "        metadata:\n          name: _\n        spec:\n          prune: true\n      target:\n"
+        "        kind: Kustomization\n        name: platform\n"
+    )
+    repo = _split_base(tmp_path, "  dependsOn:\n    - name: flux-system\n", patch)
+    k = repo / "clusters/prod/platform.yaml"
+    k.write_text(k.read_text().replace("prune: true", "prune: false"))  # the patch turns it on
+    steps = _move_steps(repo)
+    assert "prune is set by the patches of flux-system/flux-system, so override it there" in steps
+    assert "Merge this on its own (the patches are flux-system/flux-system's own spec" in steps
+    assert "part of the commit" not in steps
+
+
 def test_moving_an_operator_and_its_crd(operator_repo):
     ex = explain(
         operator_repo,
