@@ -17,7 +17,7 @@ from fluxgraph.kustomize.build import Builder, FileCache
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel
-from fluxgraph.scope import ScopeTable, repository_crds
+from fluxgraph.scope import RepositoryCRDs, ScopeTable
 from fluxgraph.sourceignore import Matcher, default_patterns, read_patterns
 from fluxgraph.yamlio import LoadResult
 
@@ -157,8 +157,7 @@ def load(
             + (f" ({fs.escaping[0]} is a symlink that leaves the repository root; not read)" if fs.escaping else "")
         )
 
-    with _note_last_file(fs):
-        crds = repository_crds(cache)  # scope of custom kinds, from CRD files anywhere in the repo
+    crds = RepositoryCRDs(cache)  # scope of custom kinds, from CRD files anywhere in the repo
     clusters: list[tuple[ClusterRoot, ClusterModel]] = []
     for root in roots:
         root_problems: list[Problem] = []

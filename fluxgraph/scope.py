@@ -14,10 +14,10 @@ The answer, in order:
 
 1. Kubernetes built-in kinds (``BUILTIN``);
 2. CustomResourceDefinitions the cluster's walk applies (``spec.group``, ``spec.names.kind``,
-   ``spec.scope``), then CRD documents anywhere in the repository (:func:`repository_crds`). A
-   CRD's scope cannot change once it is established (apiextensions-apiserver
-   ``validation.go`` ``validateCustomResourceDefinitionSpecUpdate``: ``spec.scope`` is immutable),
-   so a CRD file is evidence for its kind wherever it lies;
+   ``spec.scope``), then CRD documents anywhere in the repository (:class:`RepositoryCRDs`). A
+   CRD's scope cannot change once it is established (k8s.io/apiextensions-apiserver
+   ``pkg/apis/apiextensions/validation/validation.go`` ``validateCustomResourceDefinitionSpecUpdate``:
+   ``spec.scope`` is immutable), so a CRD file is evidence for its kind wherever it lies;
 3. a curated table of widely used CRDs (``CURATED``), each with its source;
 4. otherwise the kind is unknown and taken as namespaced (its namespace is kept), as kustomize
    does for kinds its schema does not know. :attr:`Scope.known` is False then, so that a rule
@@ -125,9 +125,10 @@ _BUILTIN_NAMESPACED: dict[str, tuple[str, ...]] = {
 #
 # (group, source, cluster-scoped kinds, namespaced kinds). The source is the project's CRD
 # manifest (``spec.scope``) or the kubebuilder marker it is generated from
-# (``+kubebuilder:resource:...scope=``; kubebuilder's default is Namespaced). Only kinds whose
-# scope never changed are listed (Cilium's CiliumEnvoyConfig was Cluster, then Namespaced: left
-# out). A CRD in the repository wins over this table.
+# (``+kubebuilder:resource:...scope=``; kubebuilder's default is Namespaced). A CRD has one
+# scope for every apiVersion it serves, so no version is needed in the key. Only kinds whose
+# scope is the same in every copy found are listed (Cilium's CiliumEnvoyConfig was Cluster in
+# one, Namespaced in another: left out). A CRD in the repository wins over this table.
 _CURATED_SOURCES: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     # Flux's own kinds: fluxcd/{kustomize,helm,source,notification,image-*}-controller
     # config/crd/bases/*.yaml, source-watcher (ArtifactGenerator), and flux-operator
@@ -347,46 +348,72 @@ def _crd_source(data: dict[str, Any], location: Location) -> str:
     return f"CustomResourceDefinition {name if isinstance(name, str) else '?'} ({location.file}:{location.line})"
 
 
-def repository_crds(cache: FileCache) -> dict[tuple[str, str], Scope]:
-    """Scope of every kind a CustomResourceDefinition document of the repository defines, in any
-    visible YAML file (applied by a Kustomization or not: a chart's ``crds/``, a vendored
-    copy). Files are pre-filtered on the bytes ``CustomResourceDefinition`` (read once for
-    discovery already, and parsed documents are cached). Two files that disagree on a kind's
-    scope tell nothing: the kind is left out."""
-    out: dict[tuple[str, str], Scope] = {}
-    conflicting: set[tuple[str, str]] = set()
-    for f in cache.fs.walk_files(""):
-        if not f.endswith((".yaml", ".yml")) or not cache.visible(f, False):
-            continue
-        try:
-            if b"CustomResourceDefinition" not in cache.read_bytes(f):
-                continue
-        except Exception:  # noqa: BLE001 - an unreadable file is reported by the build that needs it
-            continue
-        docs, _ = cache.documents(f)
+class RepositoryCRDs:
+    """Scope of the kinds CustomResourceDefinition documents define anywhere in the repository,
+    in any visible YAML file, applied by a Kustomization or not (a chart's ``crds/``, a vendored
+    copy). Looked up lazily, kind by kind: only files whose bytes hold
+    ``CustomResourceDefinition``, the group and the kind are parsed (CRD files are large, and the
+    bytes were read once for discovery already; parsed documents are cached by the FileCache).
+    Every file that can define a kind is parsed when that kind is first asked for, so the answer
+    is final; files that disagree on a kind's scope tell nothing."""
+
+    def __init__(self, cache: FileCache) -> None:
+        self.cache = cache
+        self._files: list[tuple[str, bytes]] | None = None
+        self._parsed: set[str] = set()
+        self._found: dict[tuple[str, str], Scope] = {}
+        self._conflicting: set[tuple[str, str]] = set()
+        self._answers: dict[tuple[str, str], Scope | None] = {}
+
+    def _candidates(self) -> list[tuple[str, bytes]]:
+        if self._files is None:
+            self._files = []
+            cache = self.cache
+            for f in cache.fs.walk_files(""):
+                if not f.endswith((".yaml", ".yml")) or not cache.visible(f, False):
+                    continue
+                try:
+                    data = cache.read_bytes(f)
+                except Exception:  # noqa: BLE001 - an unreadable file is reported by the build that needs it
+                    continue
+                if b"CustomResourceDefinition" in data:
+                    self._files.append((f, data))
+        return self._files
+
+    def _learn(self, f: str) -> None:
+        docs, _ = self.cache.documents(f)
         for d in docs:
             found = crd_scope(d.data)
             if found is None:
                 continue
             group, kind, cluster = found
             key = (group, kind)
-            prev = out.get(key)
-            if prev is not None and prev.cluster_scoped != cluster:
-                conflicting.add(key)
-            elif prev is None:
-                out[key] = Scope(cluster, True, _crd_source(d.data, Location(f, d.line)))
-    for key in conflicting:
-        del out[key]
-    return out
+            prev = self._found.get(key)
+            if prev is None:
+                self._found[key] = Scope(cluster, True, _crd_source(d.data, Location(f, d.line)))
+            elif prev.cluster_scoped != cluster:
+                self._conflicting.add(key)
+
+    def get(self, key: tuple[str, str]) -> Scope | None:
+        if key in self._answers:
+            return self._answers[key]
+        group, kind = (k.encode("utf-8", "replace") for k in key)
+        for f, data in self._candidates():
+            if f not in self._parsed and group in data and kind in data:
+                self._parsed.add(f)
+                self._learn(f)
+        answer = None if key in self._conflicting else self._found.get(key)
+        self._answers[key] = answer
+        return answer
 
 
 class ScopeTable:
     """Scopes for one cluster: built-ins, the CRDs its walk applies (:meth:`learn_crd`), the
     repository's CRD files (``repo_crds``), the curated table, in that order."""
 
-    def __init__(self, repo_crds: dict[tuple[str, str], Scope] | None = None) -> None:
+    def __init__(self, repo_crds: RepositoryCRDs | None = None) -> None:
         self.applied: dict[tuple[str, str], Scope] = {}
-        self.repo_crds = repo_crds or {}
+        self.repo_crds = repo_crds
 
     def learn_crd(self, data: Any, location: Location, owner: str | None = None) -> None:
         """Record the scope a CustomResourceDefinition applied by the walk defines. The first one
@@ -405,7 +432,9 @@ class ScopeTable:
         if builtin is not None:
             return _BUILTIN_CLUSTER_SCOPE if builtin else _BUILTIN_NAMESPACED_SCOPE
         key = (group, kind)
-        hit = self.applied.get(key) or self.repo_crds.get(key)
+        hit = self.applied.get(key)
+        if hit is None and self.repo_crds is not None:
+            hit = self.repo_crds.get(key)
         if hit is not None:
             return hit
         curated = CURATED.get(key)

@@ -212,7 +212,7 @@ def test_crd_applied_by_a_later_kustomization_decides_earlier_objects(tmp_path):
 
 
 def test_applied_crd_wins_over_a_file_and_the_curated_table(tmp_path):
-    table = ScopeTable({})
+    table = ScopeTable()
     table.learn_crd(
         {
             "apiVersion": "apiextensions.k8s.io/v1",
@@ -366,3 +366,18 @@ def test_renamed_namespace_claim_by_an_unknown_kind_says_it_is_a_guess(tmp_path)
     }
     [f] = findings(repo(tmp_path, files), "renamed-namespace")
     assert "Kustomization flux-system/other has objects there (ClusterFoo.foo.example.org is a kind" in f.message
+
+
+def test_repository_crds_parse_only_files_that_can_define_the_kind(tmp_path):
+    files = {
+        "clusters/test/app.yaml": ks("app", "./app"),
+        "vendor/widgets.yaml": crd("example.com", "Widget", "widgets", "Cluster"),
+        "vendor/gadgets.yaml": crd("example.com", "Gadget", "gadgets", "Cluster"),
+        "app/kustomization.yaml": kfile("o.yaml"),
+        "app/o.yaml": obj("example.com/v1", "Widget", "w", "team"),
+    }
+    [cluster] = fluxgraph.load(repo(tmp_path, files)).clusters
+    assert cluster.scopes.repo_crds is not None
+    assert cluster.scopes.repo_crds._parsed == {"vendor/widgets.yaml"}
+    assert cluster.scopes.scope("example.com", "Gadget").cluster_scoped
+    assert cluster.scopes.repo_crds._parsed == {"vendor/widgets.yaml", "vendor/gadgets.yaml"}
