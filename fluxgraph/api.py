@@ -17,6 +17,7 @@ from fluxgraph.kustomize.build import Builder, FileCache
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel
+from fluxgraph.scope import RepositoryCRDs, ScopeTable
 from fluxgraph.sourceignore import Matcher, default_patterns, read_patterns
 from fluxgraph.yamlio import LoadResult
 
@@ -156,12 +157,20 @@ def load(
             + (f" ({fs.escaping[0]} is a symlink that leaves the repository root; not read)" if fs.escaping else "")
         )
 
+    crds = RepositoryCRDs(cache)  # scope of custom kinds, from CRD files anywhere in the repo
     clusters: list[tuple[ClusterRoot, ClusterModel]] = []
     for root in roots:
         root_problems: list[Problem] = []
         with _note_last_file(fs):
             spec = _root_spec(root, root_problems, cache)
-            model = ClusterModel(name=root.dir or ".", root_dir=root.dir, root_id=spec.id, strict=is_strict, discovered_by=root.how)
+            model = ClusterModel(
+                name=root.dir or ".",
+                root_dir=root.dir,
+                root_id=spec.id,
+                strict=is_strict,
+                discovered_by=root.how,
+                scopes=ScopeTable(crds),
+            )
             model.problems.extend(root_problems)
             sref = spec.source_ref or flux.SourceRef(root.source_kind, root.source_name, root.namespace)
             src = SourceNode(sref.kind, sref.namespace, sref.name, root.url, repo_base=root.repo_base, location=root.location, synthesized=True)

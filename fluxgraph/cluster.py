@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from fluxgraph import envsubst, flux, substitution
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, SubstituteFrom
 from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file, is_remote
-from fluxgraph.kustomize.resource import CLUSTER_SCOPED_KINDS, Resource
+from fluxgraph.kustomize.resource import Resource
 from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list, string_values
 from fluxgraph.repofs import PathEscape, join, norm_rel, secure_join
+from fluxgraph.scope import CRD_GROUP, CRD_KIND, Scope, ScopeTable
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -44,7 +45,7 @@ class OpenVariables(dict[str, Any]):
 class AppliedObject:
     resource: Resource
     owner: str  # id of the Kustomization that applies it
-    ref: ObjRef  # Flux's identity (cluster-scoped kinds have no namespace)
+    ref: ObjRef  # Flux's identity (cluster-scoped kinds have no namespace: fluxgraph.scope)
     raw: dict[str, Any] | None = None  # the object before substitution, when substitution changed it
     substitution: str = "none"  # none | applied | disabled | skipped
     _dollar_strings: list[tuple[tuple[Any, ...], str]] | None = field(default=None, init=False, repr=False, compare=False)
@@ -158,11 +159,17 @@ class ClusterModel:
     sources: dict[str, SourceNode] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     discovered_by: str = ""
+    scopes: ScopeTable = field(default_factory=ScopeTable, repr=False)  # scope of (group, kind)
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)  # built on first use
 
     def objects(self) -> Iterable[AppliedObject]:
         for ks in self.kustomizations.values():
             yield from ks.objects
+
+    def scope_of(self, ref: ObjRef) -> Scope:
+        """Whether the kind of ``ref`` is cluster-scoped, and whether that is known or taken as
+        namespaced for want of a source (``fluxgraph.scope``)."""
+        return self.scopes.of(ref)
 
     def find_objects(self, kind: str, namespace: str, name: str, target: str = "") -> list[AppliedObject]:
         return [
@@ -268,14 +275,6 @@ def target_of(home: str, kube_config: str | None) -> str:
     return f"{home} > {kube_config}" if home else kube_config
 
 
-def is_cluster_scoped(kind: str, scoped_crds: dict[str, bool]) -> bool:
-    if kind in scoped_crds:
-        return scoped_crds[kind]
-    if kind in CLUSTER_SCOPED_KINDS:
-        return True
-    return kind.startswith("Cluster") and kind not in ("ClusterIP",)
-
-
 class ClusterWalker:
     def __init__(
         self,
@@ -294,7 +293,6 @@ class ClusterWalker:
         self.root_url = _normalize_url(root_source.url)
         # (target cluster, kind, ns, name) -> object: what substituteFrom finds in a cluster
         self.index: dict[tuple[str, str, str, str], AppliedObject] = {}
-        self.scoped_crds: dict[str, bool] = {}
 
     # -- the walk -----------------------------------------------------------------------
     def run(self) -> ClusterModel:
@@ -316,8 +314,18 @@ class ClusterWalker:
                 deferred.append(node)
                 continue
             self._reconcile(node, queue)
+        self._rescope()
         self._link_sources()
         return self.model
+
+    def _rescope(self) -> None:
+        """Identities again, now that every CRD the walk applies is known: a CRD applied by a
+        Kustomization reconciled later still decides the scope of an earlier object (the
+        cluster has it either way once both have applied)."""
+        if not self.model.scopes.applied:
+            return
+        for obj in self.model.objects():
+            obj.ref = self._flux_ref(obj.resource, obj.ref.target)
 
     def _should_defer(self, node: KustomizationNode) -> bool:
         if node.spec.source_ref is not None and node.spec.source_ref.id not in self.model.sources:
@@ -453,24 +461,21 @@ class ClusterWalker:
             obj.ref = self._flux_ref(r, node.target)
             node.objects.append(obj)
         for obj in node.objects:
-            if obj.ref.kind == "CustomResourceDefinition":
-                self._learn_crd(obj)
+            if obj.ref.kind == CRD_KIND and obj.ref.group == CRD_GROUP:
+                self.model.scopes.learn_crd(obj.data, obj.location, spec.id)
         for obj in node.objects:
             self.index.setdefault((obj.ref.target, obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
             self._visit(node, obj, queue)
 
     def _flux_ref(self, r: Resource, target: str) -> ObjRef:
+        """Flux's inventory identity: the API server clears the namespace of a cluster-scoped
+        object (``fluxgraph.scope``); a namespaced one, or one of an unknown kind, keeps it.
+        ``target`` is the cluster it is applied to (``target_of``)."""
         ns = r.namespace
-        if ns and is_cluster_scoped(r.kind, self.scoped_crds):
+        group = r.group
+        if ns and self.model.scopes.is_cluster_scoped(group, r.kind):
             ns = ""
-        return ObjRef(r.kind, ns, r.name, r.group, target)
-
-    def _learn_crd(self, obj: AppliedObject) -> None:
-        spec = obj.data.get("spec")
-        if isinstance(spec, dict) and isinstance(spec.get("names"), dict):
-            kind = spec["names"].get("kind")
-            if isinstance(kind, str):
-                self.scoped_crds[kind] = spec.get("scope") == "Cluster"
+        return ObjRef(r.kind, ns, r.name, group, target)
 
     def _variables(self, node: KustomizationNode, pb: flux.PostBuild, own: list[Resource]) -> dict[str, Any]:
         """substituteFrom in order (later wins), then inline substitute (wins over all).

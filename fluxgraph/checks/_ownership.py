@@ -26,6 +26,7 @@ from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.gc import APPLY_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match, protection
 from fluxgraph.model import Location, ObjRef, as_dict
+from fluxgraph.scope import guess_note
 
 KS_GROUP = flux.KUSTOMIZE_GROUP
 # Namespaces every cluster has, whatever the repository says; they are shared by definition.
@@ -58,6 +59,15 @@ def unresolved(ref: ObjRef) -> bool:
     """An identity that still holds a ``${var}`` after substitution: a variable only the cluster
     knows (or no substitution at all, which the API server rejects): not comparable."""
     return "${" in ref.name or "${" in ref.namespace
+
+
+def guessed_only(cluster: ClusterModel, objs: list[AppliedObject]) -> AppliedObject | None:
+    """The first of ``objs`` when every one is of a kind whose scope fluxgraph does not know
+    (taken as namespaced, ``fluxgraph.scope``): a verdict resting on them being in a namespace
+    rests on that guess. None when one of them is known to be namespaced."""
+    if not objs or any(cluster.scope_of(o.ref).known for o in objs):
+        return None
+    return min(objs, key=lambda o: o.location)
 
 
 def deletion_policy_text(spec: flux.FluxKustomization) -> str:
@@ -290,6 +300,8 @@ class SharedNamespace:
     unbuilt: list[str]  # other Kustomizations targeting it whose objects are not known
     components: dict[str, list[AppliedObject]]  # other components of the owner
     system: bool
+    # set when the hazard rests only on objects of kinds fluxgraph does not know being namespaced
+    guess: str = ""
 
 
 @per_cluster
@@ -326,7 +338,12 @@ def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int
         flux_ns = cluster.root_id.partition("/")[0]
         system = use.name in SYSTEM_NAMESPACES or (use.name == flux_ns and use.target == "")
         if others or helm or unbuilt or comps or system:
-            out.append(SharedNamespace(use, decl, owner, others, helm, unbuilt, dict(comps), system))
+            sh = SharedNamespace(use, decl, owner, others, helm, unbuilt, dict(comps), system)
+            if not (helm or unbuilt or system):
+                guessed = guessed_only(cluster, [o for objs in (*others.values(), *comps.values()) for o in objs])
+                if guessed is not None:
+                    sh.guess = guess_note(guessed.ref.group, guessed.ref.kind)
+            out.append(sh)
     return out, looked
 
 
@@ -354,6 +371,7 @@ class RenamedNamespace:
 
 
 def _claims(
+    cluster: ClusterModel,
     target: str,
     name: str,
     use: NamespaceUse | None,
@@ -378,8 +396,10 @@ def _claims(
         )
     residents = sorted(k for k in use.residents if k != owner and k not in others)
     if residents:
+        guessed = guessed_only(cluster, [o for k in residents for o in use.residents[k]])
         claims.append(
             f"{_some('Kustomization', residents)} {'has' if len(residents) == 1 else 'have'} objects there"
+            + (f" ({guess_note(guessed.ref.group, guessed.ref.kind)})" if guessed is not None else "")
         )
     return claims
 
@@ -412,13 +432,13 @@ def renamed_namespaces(cluster: ClusterModel) -> tuple[list[RenamedNamespace], i
                 continue  # `name: _`, or a template: written to be renamed
             ks = cluster.kustomizations[obj.owner]
             # the namespace it becomes is someone else's: the Kustomization takes it over
-            claims = _claims(use.target, renamed, use, ks.id, flux_namespaces)
+            claims = _claims(cluster, use.target, renamed, use, ks.id, flux_namespaces)
             # the namespace it was written for is in use and now declared nowhere
             old_use = uses.get((use.target, original))
             lost = (
                 []
                 if old_use is not None and old_use.declarations
-                else _claims(use.target, original, old_use, ks.id, flux_namespaces)
+                else _claims(cluster, use.target, original, old_use, ks.id, flux_namespaces)
             )
             if not claims and not lost:
                 continue  # an overlay giving its own namespace a new name

@@ -11,6 +11,7 @@ from fluxgraph.checks._ownership import happens_before, loc, never_applied, orde
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.findings import RawFinding
 from fluxgraph.model import as_dict
+from fluxgraph.scope import guess_note
 
 ID = "prerequisite-without-depends-on"
 
@@ -61,7 +62,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             if never_applied(obj) or unresolved(obj.ref):
                 continue
             if obj.ref.namespace and (obj.ref.target, obj.ref.namespace) in namespaces:
-                needs.setdefault(("Namespace", obj.ref.namespace), obj)
+                key = ("Namespace", obj.ref.namespace)
+                cur = needs.get(key)
+                # the first object whose kind is known to be namespaced: one of an unknown kind
+                # needs the Namespace only if that kind is namespaced (fluxgraph.scope)
+                if cur is None or (not cluster.scope_of(cur.ref).known and cluster.scope_of(obj.ref).known):
+                    needs[key] = obj
             if (obj.ref.target, obj.ref.group, obj.ref.kind) in crds:
                 needs.setdefault(("CRD", f"{obj.ref.group}/{obj.ref.kind}"), obj)
         for (what, name), user in needs.items():
@@ -82,12 +88,15 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     before = happens_before(cluster, ks.id)
                 if ks.target == ks.home and name in _existing_namespaces(cluster, ks.id, before):
                     continue
+            guess = ""
             decl_ks = sorted(declarers)
             decl = declarers[decl_ks[0]]
             by = " or ".join(f"Kustomization {k}" for k in decl_ks)
             below = [k for k in decl_ks if ks.id in cluster.ancestors(k)]
             if what == "Namespace":
                 need = f"applies {user.ref} ({loc(user.location)}) into Namespace {name}, which {by} declares ({loc(decl.location)})"
+                if not cluster.scope_of(user.ref).known:
+                    guess = f"; {guess_note(user.ref.group, user.ref.kind)}"
             else:
                 need = f"applies {user.ref} ({loc(user.location)}), whose CRD {decl.ref.name} {by} applies ({loc(decl.location)})"
             yield RawFinding(
@@ -100,6 +109,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         if below and len(below) == len(decl_ks)
                         else ""
                     )
+                    + guess
                 ),
                 location=user.location,
                 obj=user.ref,

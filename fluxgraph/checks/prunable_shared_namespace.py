@@ -63,6 +63,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             tail += f"; it also holds {who}"
         elif sh.system:
             tail += "; it is a system namespace"
+        if sh.guess:
+            tail += f"; {sh.guess}"
         related = [objs[0].location for objs in sh.others.values()] + [
             objs[0].location for objs in sh.components.values()
         ]

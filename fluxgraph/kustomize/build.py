@@ -32,7 +32,7 @@ from typing import Any
 from fluxgraph.kustomize import generators, json6902, namereference, selector, smp
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.replacements import apply_replacements
-from fluxgraph.kustomize.resource import KUSTOMIZE_CLUSTER_SCOPED_KINDS, Origin, Resource, copy_data
+from fluxgraph.kustomize.resource import Origin, Resource, copy_data
 from fluxgraph.model import Location, Problem, as_dict, as_list, as_str
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
 from fluxgraph.sourceignore import Matcher
@@ -813,8 +813,10 @@ def _str(v: Any) -> str:
 
 
 def _set_namespace(resources: list[Resource], ns: str) -> None:
-    """kustomize's namespace transformer (api/filters/namespace): every namespaced object gets
-    the namespace; every Namespace object is renamed to it; RoleBinding/ClusterRoleBinding
+    """kustomize's namespace transformer (api/filters/namespace): every object its schema does
+    not know as cluster-scoped gets the namespace (``metaNamespaceHack`` skips only
+    ``gvk.IsClusterScoped()``, keyed by the exact apiVersion: ``selector.kustomize_cluster_scoped``),
+    custom kinds included; every Namespace object is renamed to it; RoleBinding/ClusterRoleBinding
     subjects that are ServiceAccounts in the default namespace follow."""
     for r in resources:
         # NamespaceTransformer calls StorePreviousId() on every resource first: replacements
@@ -827,12 +829,9 @@ def _set_namespace(resources: list[Resource], ns: str) -> None:
                 r.prev_names.append(prev)
             continue
         r.prev_names.append(prev)
-        if r.kind in KUSTOMIZE_CLUSTER_SCOPED_KINDS:
-            if r.kind == "ClusterRoleBinding":
-                _fix_subjects(r, ns)
-            continue
-        r.ensure_metadata()["namespace"] = ns
-        if r.kind == "RoleBinding":
+        if not selector.kustomize_cluster_scoped(r.api_version, r.kind):
+            r.ensure_metadata()["namespace"] = ns
+        if r.kind in ("RoleBinding", "ClusterRoleBinding"):  # isRoleBinding(gvk.Kind), whatever the scope
             _fix_subjects(r, ns)
 
 

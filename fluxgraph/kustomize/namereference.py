@@ -47,6 +47,7 @@ from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.selector import (
     DEFAULT_NAMESPACE,
     is_cluster_scoped,
+    kustomize_cluster_scoped,
     scalar_text,
     split_api_version,
 )
@@ -700,7 +701,7 @@ def rewrite_references(
             rr_kind = _text(role_ref["kind"])
         ref = _Referrer(
             kind=kind,
-            cluster_scoped=is_cluster_scoped(kind, group),
+            cluster_scoped=kustomize_cluster_scoped(res.get("apiVersion"), kind),
             eff_ns=ns if isinstance(ns, str) and ns else DEFAULT_NAMESPACE,
             sa_subject_namespaces=_rb_namespaces(res) if kind == "RoleBinding" else frozenset(),
             role_ref_kind=rr_kind,

@@ -38,14 +38,15 @@ from typing import Any
 from fluxgraph.kustomize.errors import KustomizeError
 
 __all__ = [
-    "CLUSTER_SCOPED",
     "DEFAULT_NAMESPACE",
+    "KUSTOMIZE_CLUSTER_SCOPED",
     "NON_NAMESPACEABLE",
     "LabelSelector",
     "Requirement",
     "effective_namespace",
     "linear_regex",
     "is_cluster_scoped",
+    "kustomize_cluster_scoped",
     "matches",
     "parse_label_selector",
     "scalar_text",
@@ -56,36 +57,54 @@ DEFAULT_NAMESPACE = "default"
 #: kustomize's ``resid.TotallyNotANamespace``: the effective namespace of cluster-scoped objects.
 NON_NAMESPACEABLE = "_non_namespaceable_"
 
-#: Cluster-scoped builtin kinds by API group, as in the Kubernetes v1.21.2 OpenAPI document
-#: that kustomize v5.5 embeds (kyaml/openapi/kubernetesapi/v1_21_2).
-CLUSTER_SCOPED: dict[str, frozenset[str]] = {
-    "MutatingWebhookConfiguration": frozenset({"admissionregistration.k8s.io"}),
-    "ValidatingWebhookConfiguration": frozenset({"admissionregistration.k8s.io"}),
-    "CustomResourceDefinition": frozenset({"apiextensions.k8s.io"}),
-    "APIService": frozenset({"apiregistration.k8s.io"}),
-    "TokenReview": frozenset({"authentication.k8s.io"}),
-    "SelfSubjectAccessReview": frozenset({"authorization.k8s.io"}),
-    "SelfSubjectRulesReview": frozenset({"authorization.k8s.io"}),
-    "SubjectAccessReview": frozenset({"authorization.k8s.io"}),
-    "CertificateSigningRequest": frozenset({"certificates.k8s.io"}),
-    "FlowSchema": frozenset({"flowcontrol.apiserver.k8s.io"}),
-    "PriorityLevelConfiguration": frozenset({"flowcontrol.apiserver.k8s.io"}),
-    "StorageVersion": frozenset({"internal.apiserver.k8s.io"}),
-    "IngressClass": frozenset({"networking.k8s.io"}),
-    "RuntimeClass": frozenset({"node.k8s.io"}),
-    "PodSecurityPolicy": frozenset({"policy", "extensions"}),
-    "ClusterRole": frozenset({"rbac.authorization.k8s.io"}),
-    "ClusterRoleBinding": frozenset({"rbac.authorization.k8s.io"}),
-    "PriorityClass": frozenset({"scheduling.k8s.io"}),
-    "CSIDriver": frozenset({"storage.k8s.io"}),
-    "CSINode": frozenset({"storage.k8s.io"}),
-    "StorageClass": frozenset({"storage.k8s.io"}),
-    "VolumeAttachment": frozenset({"storage.k8s.io"}),
-    "ComponentStatus": frozenset({""}),
-    "Namespace": frozenset({""}),
-    "Node": frozenset({""}),
-    "PersistentVolume": frozenset({""}),
+#: (apiVersion, kind) kustomize knows to be cluster-scoped: the ``false`` entries of kyaml's
+#: ``precomputedIsNamespaceScoped`` (kyaml/openapi/openapi.go), the Kubernetes v1.21.2 OpenAPI
+#: document that kustomize v5 embeds by default (kustomize v5.8.1, kyaml v0.21.1, as pinned by
+#: fluxcd/pkg kustomize/go.mod; kubectl's v5.5 has the same table). The key is the exact
+#: apiVersion: ``resid.NewGvk`` asks ``openapi.IsCertainlyClusterScoped(TypeMeta{APIVersion,
+#: Kind})``, so any other version (``flowcontrol.apiserver.k8s.io/v1`` FlowSchema,
+#: ``rbac.authorization.k8s.io/v1alpha1`` ClusterRole), any kind added after v1.21 (IPAddress,
+#: ValidatingAdmissionPolicy ...), a create-only kind with no GET path (TokenReview) and every
+#: custom kind are namespaceable to kustomize: its namespace transformer sets their namespace.
+#: The API server's view is another question (``fluxgraph.scope``).
+KUSTOMIZE_CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
+    (api_version, kind)
+    for versions, kinds in (
+        (
+            ("admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1beta1"),
+            ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"),
+        ),
+        (("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"), ("CustomResourceDefinition",)),
+        (("apiregistration.k8s.io/v1", "apiregistration.k8s.io/v1beta1"), ("APIService",)),
+        (("certificates.k8s.io/v1", "certificates.k8s.io/v1beta1"), ("CertificateSigningRequest",)),
+        (("flowcontrol.apiserver.k8s.io/v1beta1",), ("FlowSchema", "PriorityLevelConfiguration")),
+        (("networking.k8s.io/v1", "networking.k8s.io/v1beta1"), ("IngressClass",)),
+        (("node.k8s.io/v1", "node.k8s.io/v1beta1"), ("RuntimeClass",)),
+        (("policy/v1beta1",), ("PodSecurityPolicy",)),
+        (
+            ("rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1beta1"),
+            ("ClusterRole", "ClusterRoleBinding"),
+        ),
+        (("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1"), ("PriorityClass",)),
+        (
+            ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
+            ("CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"),
+        ),
+        (("v1",), ("ComponentStatus", "Namespace", "Node", "NodeProxyOptions", "PersistentVolume")),
+    )
+    for api_version in versions
+    for kind in kinds
+)
+_KUSTOMIZE_CLUSTER_SCOPED_GROUPS: dict[str, frozenset[str]] = {
+    kind: frozenset(av.rpartition("/")[0] for av, k in KUSTOMIZE_CLUSTER_SCOPED if k == kind)
+    for kind in {k for _, k in KUSTOMIZE_CLUSTER_SCOPED}
 }
+
+
+def kustomize_cluster_scoped(api_version: Any, kind: Any) -> bool:
+    """kyaml ``openapi.IsCertainlyClusterScoped``: whether kustomize knows (apiVersion, kind)
+    to be cluster-scoped. Everything else is namespaceable to kustomize."""
+    return isinstance(api_version, str) and isinstance(kind, str) and (api_version, kind) in KUSTOMIZE_CLUSTER_SCOPED
 
 
 def split_api_version(api_version: Any) -> tuple[str, str]:
@@ -99,10 +118,12 @@ def split_api_version(api_version: Any) -> tuple[str, str]:
 
 
 def is_cluster_scoped(kind: Any, group: str | None = None) -> bool:
-    """Whether ``kind`` (in ``group``; any group when None) is a cluster-scoped builtin."""
+    """Whether kustomize knows ``kind`` in ``group`` (any group when None) as cluster-scoped in
+    some version: for name references, whose renames carry no apiVersion. Prefer
+    :func:`kustomize_cluster_scoped` where the apiVersion is known."""
     if not isinstance(kind, str):
         return False
-    groups = CLUSTER_SCOPED.get(kind)
+    groups = _KUSTOMIZE_CLUSTER_SCOPED_GROUPS.get(kind)
     if groups is None:
         return False
     return group is None or group in groups
@@ -115,8 +136,7 @@ def _meta(res: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def effective_namespace(res: Mapping[str, Any], namespace: Any = None) -> str:
     """kustomize's ResId.EffectiveNamespace for ``res`` (``namespace`` overrides its own)."""
-    group, _ = split_api_version(res.get("apiVersion"))
-    if is_cluster_scoped(res.get("kind"), group):
+    if kustomize_cluster_scoped(res.get("apiVersion"), res.get("kind")):
         return NON_NAMESPACEABLE
     ns = _meta(res).get("namespace") if namespace is None else namespace
     if not isinstance(ns, str) or not ns:
