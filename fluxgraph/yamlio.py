@@ -26,22 +26,19 @@ Python).
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
+from _ruamel_yaml import CParser  # libyaml, from ruamel.yaml.clib
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.parser import ParserError
 from ruamel.yaml.resolver import Resolver
+from ruamel.yaml.scanner import ScannerError
 from ruamel.yaml.tag import Tag
 from ruamel.yaml.util import LazyEval
 
-try:  # the C parser; without it ruamel is about 6x slower
-    import _ruamel_yaml
-    from _ruamel_yaml import CParser
-except ImportError:  # pragma: no cover - exercised only on broken installs
-    CParser = None
+from fluxgraph import goyaml
 
 MAX_DEPTH = 256
 
@@ -60,12 +57,16 @@ for _first, _rules in Resolver.yaml_implicit_resolvers.items():
 _STR_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:str")
 
 
-def plain_scalar_tag(value: str) -> str:
-    """The tag YAML 1.2 resolves a plain (unquoted, untagged) scalar to."""
+def _plain_tag(value: str) -> Tag:
     for tag, rx in _IMPLICIT.get(value[:1], ()):
         if rx.match(value):
-            return str(tag.suffix)
-    return "tag:yaml.org,2002:str"
+            return tag
+    return _STR_TAG_OBJ
+
+
+def plain_scalar_tag(value: str) -> str:
+    """The tag YAML 1.2 resolves a plain (unquoted, untagged) scalar to."""
+    return str(_plain_tag(value).suffix)
 
 
 MAX_NODES_PER_DOCUMENT = 1_000_000
@@ -82,6 +83,11 @@ MAX_DUPLICATE_KEYS = 100
 # libyaml compares each %TAG directive with every earlier one (quadratic)
 MAX_TAG_DIRECTIVES = 100
 _TAG_DIRECTIVE = re.compile(rb"^%TAG", re.M)
+# a file libyaml refuses is read again with the YAML 1.2 parser (``goyaml``, pure Python, about
+# 1 MB/s) when it has at most this many bytes; the corpus's largest file has 419 KB
+MAX_FALLBACK_BYTES = 1 << 20
+# a directive line (``%YAML``, ``%TAG``): such files are read by the YAML 1.2 parser
+_DIRECTIVE = re.compile(rb"^%", re.M)
 # digits of an integer literal kept as a number; longer ones stay text (Python refuses to print
 # ints of more than 4,300 digits, and no Kubernetes field holds one)
 MAX_INT_DIGITS = 1000
@@ -214,108 +220,35 @@ def _line_start(source: str, line: int) -> int:
     return pos
 
 
-class _FlatInit:
-    """ruamel's node classes with one flat ``__init__``: theirs chain through ``Node.__init__``
-    (three calls for a mapping), and the C composer makes a node per scalar and collection (a
-    tenth of parsing a large repository). The fifth argument is a scalar's ``style`` or a
-    collection's ``flow_style``; both are kept as ``style`` (``flow_style`` reads it)."""
-
-    __slots__ = ()
-
-    def __init__(
-        self,
-        tag: Any,
-        value: Any,
-        start_mark: Any = None,
-        end_mark: Any = None,
-        style: Any = None,
-        comment: Any = None,
-        anchor: Any = None,
-    ) -> None:
-        node: Any = self  # the slots are those of the ruamel class this is mixed into
-        node.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
-        node.value = value
-        node.start_mark = start_mark
-        node.end_mark = end_mark
-        node.style = style
-        node.comment = comment
-        node.anchor = anchor
-
-
-class _ScalarNode(_FlatInit, ScalarNode):
-    __slots__ = ()
-
-
-class _SequenceNode(_FlatInit, SequenceNode):
-    __slots__ = ("style",)
-    flow_style = property(attrgetter("style"))
-
-
-class _MappingNode(_FlatInit, MappingNode):
-    __slots__ = ("style",)
-    flow_style = property(attrgetter("style"))
-    merge = None  # merge keys are resolved by the constructor here, never recorded on the node
-
-
 _SEQ_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:seq")
 _MAP_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:map")
-# plain scalar text -> its resolved tag: keys and common values repeat across a repository
-_PLAIN_TAGS: dict[str, Tag] = {}
 
-if CParser is not None:
+class _Loader(CParser):
+    """libyaml's parser and ruamel's C composer. The composer asks its loader for the tag of
+    every node (``resolve``) and calls ``descend_resolver``/``ascend_resolver`` around each
+    node for path resolvers, which fluxgraph has none of."""
 
-    class _Loader(CParser, Resolver):
-        def __init__(self, stream: bytes | str):
-            CParser.__init__(self, stream)
-            self._parser = self._composer = self
-            Resolver.__init__(self, loadumper=self)
-            # The composer calls these around every node to follow path resolvers. None is
-            # registered (resolve() below relies on that too), so they would return at once: C
-            # builtins that ignore their arguments do the same without a Python call each.
-            self.descend_resolver = slice  # type: ignore[method-assign,assignment]  # (parent, index) -> a throwaway slice
-            self.ascend_resolver = tuple  # type: ignore[method-assign,assignment]  # () -> ()
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Tag:
+        if kind is ScalarNode:
+            return _plain_tag(value) if implicit[0] else _STR_TAG_OBJ
+        return _MAP_TAG_OBJ if kind is MappingNode else _SEQ_TAG_OBJ
 
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            # BaseResolver.resolve for scalars (no path resolvers are registered): a plain
-            # scalar by the first matching implicit rule, anything else is a string
-            if kind is _ScalarNode or kind is ScalarNode:
-                if implicit[0]:
-                    tag = _PLAIN_TAGS.get(value)
-                    if tag is not None:
-                        return tag
-                    tag = _STR_TAG_OBJ
-                    for t, rx in _IMPLICIT.get(value[:1], ()):
-                        if rx.match(value):
-                            tag = t
-                            break
-                    if len(value) <= 64 and len(_PLAIN_TAGS) < 100_000:
-                        _PLAIN_TAGS[value] = tag
-                    return tag
-                return _STR_TAG_OBJ
-            if kind is _MappingNode:
-                return _MAP_TAG_OBJ
-            if kind is _SequenceNode:
-                return _SEQ_TAG_OBJ
-            return Resolver.resolve(self, kind, value, implicit)
+    def descend_resolver(self, parent: Any, index: Any) -> None:
+        pass
 
-    _C_NODE_CLASSES = {"ScalarNode": _ScalarNode, "SequenceNode": _SequenceNode, "MappingNode": _MappingNode}
-    _C_COMPOSER_LOCK = threading.Lock()
+    def ascend_resolver(self) -> None:
+        pass
 
 
 class _EventComposer:
-    """Pure-Python composer from libyaml events; allows anchors to be redefined, stops at
-    ``MAX_DEPTH`` nested collections before the scanner reads deeper, and at
-    ``MAX_PARSE_EVENTS`` events in the file."""
+    """Pure-Python composer from parser events (libyaml's through ``_Loader``, or
+    ``goyaml.parser``'s); allows anchors to be redefined, stops at ``MAX_DEPTH`` nested
+    collections before the scanner reads deeper, and at ``MAX_PARSE_EVENTS`` events in the
+    file."""
 
-    def __init__(self, data: bytes | str):
+    def __init__(self, events: Any):
         self.events = 0
-        if CParser is not None:
-            self.p = _Loader(data)
-        else:  # pragma: no cover
-            from ruamel.yaml.main import YAML
-
-            y = YAML(typ="safe", pure=True)
-            self.p = y.parser
+        self.p = events
         self.anchors: dict[str, Node] = {}
 
     def documents(self) -> list[Node]:
@@ -334,8 +267,7 @@ class _EventComposer:
                     p.get_event()  # DocumentEndEvent
                     out.append(node)
         finally:
-            if CParser is not None:
-                _release(p)
+            p.dispose()
         return out
 
     def _node(self) -> Node:
@@ -377,10 +309,10 @@ class _EventComposer:
                     raise YamlLoadError(f"unknown anchor {ev.anchor!r}", ev.start_mark.line + 1, ev.start_mark.column + 1)
                 attach(self.anchors[ev.anchor])
             elif isinstance(ev, ScalarEvent):
-                tag = ev.tag
+                tag: Any = ev.tag
                 if tag is None or tag == "!":
-                    tag = p.resolve(_ScalarNode, ev.value, ev.implicit)
-                n: Node = _ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
+                    tag = _plain_tag(ev.value) if ev.implicit[0] else _STR_TAG_OBJ
+                n: Node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -388,7 +320,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq"
-                n = _SequenceNode(tag, [], ev.start_mark, None, ev.flow_style)
+                n = SequenceNode(tag, [], ev.start_mark, None, ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -398,7 +330,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:map"
-                n = _MappingNode(tag, [], ev.start_mark, None, ev.flow_style)
+                n = MappingNode(tag, [], ev.start_mark, None, ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -476,38 +408,69 @@ def _over_event_limit(data: bytes) -> bool:
     return bool(events > MAX_PARSE_EVENTS)
 
 
-def _release(loader: Any) -> None:
-    """Break the loader's self-references, so that it (and its copy of the input) is freed at
-    once instead of by the cyclic garbage collector."""
-    loader.dispose()
-    loader._parser = loader._composer = loader.loadumper = loader._resolver = None
-
-
 def _compose_all(data: bytes) -> list[Node]:
-    if CParser is None or _may_nest_deeper(data):
-        return _EventComposer(data).documents()
+    """The documents of ``data`` as composed by libyaml (raises libyaml's error)."""
+    if _may_nest_deeper(data):
+        return _EventComposer(_Loader(data)).documents()
     if _over_event_limit(data):
         raise _too_many_events()
     loader = _Loader(data)
     nodes: list[Node] = []
-    # The C composer makes the node classes it finds in its module: ours, for this parse only.
-    # The lock keeps two threads' parses from restoring ruamel's classes under each other (a
-    # ruamel loader running meanwhile in another thread gets ours, which are its subclasses).
-    module = vars(_ruamel_yaml)
-    with _C_COMPOSER_LOCK:
-        saved = {name: module[name] for name in _C_NODE_CLASSES}
-        module.update(_C_NODE_CLASSES)
-        try:
-            while loader.check_node():
-                nodes.append(loader.get_node())
-        except MarkedYAMLError as e:
-            if "duplicate anchor" in str(e):
-                return _EventComposer(data).documents()
-            raise
-        finally:
-            module.update(saved)
-            _release(loader)
+    try:
+        while loader.check_node():
+            nodes.append(loader.get_node())
+    except MarkedYAMLError as e:
+        if "duplicate anchor" in str(e):
+            return _EventComposer(_Loader(data)).documents()
+        raise
+    finally:
+        loader.dispose()
     return nodes
+
+
+def _describe(e: MarkedYAMLError) -> str:
+    """A parser error as one line: what it was doing and what it found, without the
+    excerpts of the file that ruamel adds."""
+    return " ".join(str(x) for x in (e.context, e.problem) if x) or "invalid YAML"
+
+
+def _located(e: MarkedYAMLError, message: str) -> YamlLoadError:
+    mark = e.problem_mark or e.context_mark
+    return YamlLoadError(message, mark.line + 1, mark.column + 1) if mark is not None else YamlLoadError(message)
+
+
+def _compose(data: bytes, source: str) -> list[Node]:
+    """The documents of a file as yaml.v3 (kustomize's parser) reads them, or the located
+    error of a file that yaml.v3 refuses too.
+
+    libyaml reads almost every file, fast. A file it refuses (ScannerError, ParserError: never
+    a limit) is read again with ``goyaml``, ruamel's pure-Python YAML 1.2 parser with yaml.v3's
+    scanning rules: the libyaml bundled with ruamel.yaml.clib is older than yaml.v3 and refuses
+    some YAML that yaml.v3 reads (``[os:etcd:backup]``). Its verdict is the file's; its error
+    says what it refused, and what libyaml had said. A file with a directive goes to ``goyaml``
+    directly: libyaml accepts ``%YAML 1.2`` and yaml.v3 does not. ``goyaml`` runs about 1 MB/s,
+    so it reads at most ``MAX_FALLBACK_BYTES``; its input goes through the same composer limits
+    (depth, events) and constructor limits (nodes) as libyaml's."""
+    small = len(data) <= MAX_FALLBACK_BYTES
+    if small and _DIRECTIVE.search(data):
+        try:
+            return _EventComposer(goyaml.parser(source)).documents()
+        except MarkedYAMLError as e:
+            raise _located(e, _describe(e)) from None
+    try:
+        return _compose_all(data)
+    except (ScannerError, ParserError) as e:
+        libyaml = e
+    mark = libyaml.problem_mark or libyaml.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "the start"
+    if not small:
+        err = _located(libyaml, f"libyaml refused it ({_describe(libyaml)}); the file is over {MAX_FALLBACK_BYTES} bytes, so it was not read again with the YAML 1.2 parser")
+        err.code = "input-limit"
+        raise err from None
+    try:
+        return _EventComposer(goyaml.parser(source)).documents()
+    except MarkedYAMLError as e:
+        raise _located(e, f"{_describe(e)} (YAML 1.2 parser; libyaml refused it too: {_describe(libyaml)}, at {where})") from None
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -607,7 +570,7 @@ class _Constructor:
     def _child(self, node: Node, depth: int, where: Any) -> Any:
         """Build a child; an alias expansion over the limit is located where the alias is used
         (``where``, the outermost such place), not at the shared anchor."""
-        alias = node.__class__ is not _ScalarNode and id(node) in self._built
+        alias = node.__class__ is not ScalarNode and id(node) in self._built
         if alias:
             self.aliased = True
         try:
@@ -624,14 +587,14 @@ class _Constructor:
         if self.count > self.limit:
             raise self._over(node)
         cls = node.__class__
-        if cls is _ScalarNode:
+        if cls is ScalarNode:
             tag = _tag(node)
             return node.value if tag == _STR_TAG else resolve_scalar(tag or "", node.value)
-        if cls is _SequenceNode:
+        if cls is SequenceNode:
             self._built.add(id(node))
             out_l: list[Any] = []
             for n in node.value:
-                if n.__class__ is _ScalarNode and _tag(n) == _STR_TAG:
+                if n.__class__ is ScalarNode and _tag(n) == _STR_TAG:
                     self.count += 1
                     if self.count > self.limit:
                         raise self._over(n)
@@ -639,12 +602,12 @@ class _Constructor:
                 else:
                     out_l.append(self._child(n, depth + 1, node.start_mark))
             return out_l
-        if cls is _MappingNode:
+        if cls is MappingNode:
             self._built.add(id(node))
             out: dict[Any, Any] = {}
             merges: list[Any] = []
             for knode, vnode in node.value:
-                if knode.__class__ is _ScalarNode:
+                if knode.__class__ is ScalarNode:
                     if _tag(knode) == _MERGE_TAG:
                         merges.append(self._child(vnode, depth + 1, knode.start_mark))
                         continue
@@ -665,7 +628,7 @@ class _Constructor:
                         self.duplicates.append((shown, knode.start_mark.line + 1, knode.start_mark.column + 1))
                     else:
                         self.more_duplicates += 1
-                if vnode.__class__ is _ScalarNode and _tag(vnode) == _STR_TAG:
+                if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
                     self.count += 2
                     if self.count > self.limit:
                         raise self._over(vnode)
@@ -703,15 +666,11 @@ def load_documents(file: str, data: bytes) -> LoadResult:
     if data.count(b"%TAG") > MAX_TAG_DIRECTIVES and len(_TAG_DIRECTIVE.findall(data)) > MAX_TAG_DIRECTIVES:
         return LoadResult([], [YamlLoadError(f"more than {MAX_TAG_DIRECTIVES} %TAG directives", code="input-limit")])
     try:
-        nodes = _compose_all(data)
+        nodes = _compose(data, source)
     except YamlLoadError as e:
         return LoadResult([], [e.with_traceback(None)])
-    except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        col = mark.column + 1 if mark is not None else 1
-        msg = " ".join(str(x) for x in (e.context, e.problem) if x)
-        return LoadResult([], [YamlLoadError(msg or "invalid YAML", line, col)])
+    except MarkedYAMLError as e:  # a composer's (undefined alias), or a reader's
+        return LoadResult([], [_located(e, _describe(e))])
     except (YAMLError, RecursionError, ValueError, TypeError) as e:
         return LoadResult([], [YamlLoadError(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}")])
     docs: list[Document] = []
