@@ -25,6 +25,8 @@ Python).
 
 from __future__ import annotations
 
+import datetime
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,39 +35,88 @@ from _ruamel_yaml import CParser  # libyaml, from ruamel.yaml.clib
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.parser import ParserError
-from ruamel.yaml.resolver import Resolver
 from ruamel.yaml.scanner import ScannerError
 from ruamel.yaml.tag import Tag
-from ruamel.yaml.util import LazyEval
 
 from fluxgraph import goyaml
 
 MAX_DEPTH = 256
 
-# YAML 1.2 implicit resolution of plain scalars, exactly ruamel's Resolver table (first
-# character -> (tag, regexp) in order) but with one shared Tag per tag and the compiled patterns
-# unwrapped from ruamel's LazyEval (a Python-level __getattribute__ on every match): ruamel
-# builds a Tag per resolved node and reaches its table through properties, a third of the
-# parse on large repositories
-_IMPLICIT: dict[str, tuple[tuple[Tag, Any], ...]] = {}
-_SHARED_TAGS: dict[str, Tag] = {}
-for _first, _rules in Resolver.yaml_implicit_resolvers.items():
-    assert _first is not None, "ruamel added a catch-all implicit resolver: _Loader.resolve must follow it"
-    _IMPLICIT[_first] = tuple(
-        (_SHARED_TAGS.setdefault(t, Tag(suffix=t)), rx.lazy_self() if isinstance(rx, LazyEval) else rx) for t, rx in _rules
-    )
-_STR_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:str")
+# Plain scalars resolve as in yaml.v3's resolve.go (``resolve``), which kyaml's JSON conversion
+# uses: one table whatever the %YAML version, so YAML 1.1 booleans (on, yes) are strings, while
+# 1.1 octals (0644) are numbers; ParseInt with base 0 after removing '_'; a value out of int64
+# (uint64 without a sign) range and decimal-looking is a float, and one out of float range a
+# string. A timestamp keeps its text (yaml.v3 decodes a time.Time).
+_TAGS = {t: Tag(suffix=f"tag:yaml.org,2002:{t}") for t in ("str", "int", "float", "bool", "null", "merge", "timestamp", "seq", "map")}
+_STR_TAG_OBJ, _SEQ_TAG_OBJ, _MAP_TAG_OBJ = _TAGS["str"], _TAGS["seq"], _TAGS["map"]
+_RESOLVE_MAP: dict[str, Tag] = {
+    **dict.fromkeys(("true", "True", "TRUE", "false", "False", "FALSE"), _TAGS["bool"]),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), _TAGS["null"]),
+    **dict.fromkeys((".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"), _TAGS["float"]),
+    "<<": _TAGS["merge"],  # yaml.go (*parser).scalar: a plain "<<" is a merge key
+}
+_GO_INT = re.compile(r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|(0[0-7]*)|([1-9][0-9]*))\Z")
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")  # yamlStyleFloat
+_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")  # what ParseFloat reads of a value starting with '.'
+_TIME = r"[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]{1,9})?"
+# allowedTimestampFormats: 2006-1-2T15:4:5.999999999Z07:00 (T or t), 2006-1-2 15:4:5.999999999, 2006-1-2
+_TIMESTAMP = re.compile(rf"([0-9]{{4}})-([0-9]{{1,2}})-([0-9]{{1,2}})(?:[Tt]{_TIME}(?:Z|[-+][0-9]{{2}}:[0-9]{{2}})| {_TIME})?\Z")
+
+
+def _go_int(plain: str) -> int | None:
+    """strconv.ParseInt(plain, 0, 64), else ParseUint(plain, 0, 64), as resolve.go tries them."""
+    m = _GO_INT.match(plain) if len(plain) <= 70 else None
+    if m is None:
+        return None
+    sign, hexa, octo, bina, octal11, dec = m.groups()
+    if hexa:
+        v = int(hexa, 16)
+    elif octo:
+        v = int(octo, 8)
+    elif bina:
+        v = int(bina, 2)
+    elif octal11:
+        v = int(octal11, 8)
+    else:
+        v = int(dec)
+    v = -v if sign == "-" else v
+    return v if -(1 << 63) <= v < (1 << 63) or (not sign and v < (1 << 64)) else None
+
+
+def _go_float(plain: str) -> float | None:
+    v = float(plain)
+    return None if math.isinf(v) else v  # ParseFloat: out of range is an error
 
 
 def _plain_tag(value: str) -> Tag:
-    for tag, rx in _IMPLICIT.get(value[:1], ()):
-        if rx.match(value):
-            return tag
+    tag = _RESOLVE_MAP.get(value)
+    if tag is not None:
+        return tag
+    c = value[:1]
+    if c == ".":
+        return _TAGS["float"] if _DOT_FLOAT.match(value) and _go_float(value) is not None else _STR_TAG_OBJ
+    if c and c in "+-0123456789":
+        m = _TIMESTAMP.match(value)
+        if m is not None and _valid_date(*m.groups()):
+            return _TAGS["timestamp"]
+        plain = value.replace("_", "")
+        if _go_int(plain) is not None:
+            return _TAGS["int"]
+        if _GO_FLOAT.match(plain) and _go_float(plain) is not None:
+            return _TAGS["float"]
     return _STR_TAG_OBJ
 
 
+def _valid_date(year: str, month: str, day: str) -> bool:
+    try:
+        datetime.date(int(year), int(month), int(day))
+    except ValueError:
+        return False
+    return True
+
+
 def plain_scalar_tag(value: str) -> str:
-    """The tag YAML 1.2 resolves a plain (unquoted, untagged) scalar to."""
+    """The tag yaml.v3 resolves a plain (unquoted, untagged) scalar to."""
     return str(_plain_tag(value).suffix)
 
 
@@ -83,14 +134,14 @@ MAX_DUPLICATE_KEYS = 100
 # libyaml compares each %TAG directive with every earlier one (quadratic)
 MAX_TAG_DIRECTIVES = 100
 _TAG_DIRECTIVE = re.compile(rb"^%TAG", re.M)
-# a file libyaml refuses is read again with the YAML 1.2 parser (``goyaml``, pure Python, about
-# 1 MB/s) when it has at most this many bytes; the corpus's largest file has 419 KB
-MAX_FALLBACK_BYTES = 1 << 20
+# a file libyaml refuses is read again with the YAML 1.2 parser (``goyaml``, pure Python) only
+# when it has at most this many bytes and '[' / '{' (ruamel's scanner checks every open flow
+# level at every token): 128 KiB of dense flow entries take 1.7 s, 10,000 brackets nested 200
+# deep per line 1 to 2 s. Manifests that yaml.v3 reads and libyaml refuses are small.
+MAX_FALLBACK_BYTES = 1 << 17
+MAX_FALLBACK_BRACKETS = 10_000
 # a directive line (``%YAML``, ``%TAG``): such files are read by the YAML 1.2 parser
 _DIRECTIVE = re.compile(rb"^%", re.M)
-# digits of an integer literal kept as a number; longer ones stay text (Python refuses to print
-# ints of more than 4,300 digits, and no Kubernetes field holds one)
-MAX_INT_DIGITS = 1000
 
 
 class YamlLoadError(Exception):
@@ -220,8 +271,6 @@ def _line_start(source: str, line: int) -> int:
     return pos
 
 
-_SEQ_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:seq")
-_MAP_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:map")
 
 class _Loader(CParser):
     """libyaml's parser and ruamel's C composer. The composer asks its loader for the tag of
@@ -448,10 +497,10 @@ def _compose(data: bytes, source: str) -> list[Node]:
     scanning rules: the libyaml bundled with ruamel.yaml.clib is older than yaml.v3 and refuses
     some YAML that yaml.v3 reads (``[os:etcd:backup]``). Its verdict is the file's; its error
     says what it refused, and what libyaml had said. A file with a directive goes to ``goyaml``
-    directly: libyaml accepts ``%YAML 1.2`` and yaml.v3 does not. ``goyaml`` runs about 1 MB/s,
-    so it reads at most ``MAX_FALLBACK_BYTES``; its input goes through the same composer limits
+    directly: libyaml accepts ``%YAML 1.2`` and yaml.v3 does not. ``goyaml`` is pure Python,
+    so it reads at most ``MAX_FALLBACK_BYTES`` and ``MAX_FALLBACK_BRACKETS``; its input goes through the same composer limits
     (depth, events) and constructor limits (nodes) as libyaml's."""
-    small = len(data) <= MAX_FALLBACK_BYTES
+    small = len(data) <= MAX_FALLBACK_BYTES and data.count(b"[") + data.count(b"{") <= MAX_FALLBACK_BRACKETS
     if small and _DIRECTIVE.search(data):
         try:
             return _EventComposer(goyaml.parser(source)).documents()
@@ -464,7 +513,7 @@ def _compose(data: bytes, source: str) -> list[Node]:
     mark = libyaml.problem_mark or libyaml.context_mark
     where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "the start"
     if not small:
-        err = _located(libyaml, f"libyaml refused it ({_describe(libyaml)}); the file is over {MAX_FALLBACK_BYTES} bytes, so it was not read again with the YAML 1.2 parser")
+        err = _located(libyaml, f"libyaml refused it ({_describe(libyaml)}); the file is over {MAX_FALLBACK_BYTES} bytes or {MAX_FALLBACK_BRACKETS} brackets, so it was not read again with the YAML 1.2 parser")
         err.code = "input-limit"
         raise err from None
     try:
@@ -482,39 +531,41 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def resolve_scalar(tag: str, value: str) -> Any:
+    """The value of a scalar with a resolved tag, as yaml.v3's resolve.go decodes it."""
     if tag == _INT_TAG:
-        v = value.replace("_", "")
-        if len(v) > MAX_INT_DIGITS:
-            return value
-        try:
-            sign = -1 if v.startswith("-") else 1
-            body = v.lstrip("+-")
-            if body.startswith(("0x", "0X")):
-                return sign * int(body[2:], 16)
-            if body.startswith(("0o", "0O")):
-                return sign * int(body[2:], 8)
-            if body.startswith(("0b", "0B")):
-                return sign * int(body[2:], 2)
-            return int(v)
-        except ValueError:
-            return value
+        v = _go_int(value.replace("_", ""))
+        return value if v is None else v
     if tag == _FLOAT_TAG:
-        v = value.replace("_", "").lower()
-        if v in (".inf", "+.inf"):
-            return float("inf")
-        if v == "-.inf":
-            return float("-inf")
-        if v == ".nan":
-            return float("nan")
-        try:
-            return float(v)
-        except ValueError:
-            return value
+        special = {".nan": math.nan, ".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf}.get(value.lower())
+        if special is not None:
+            return special
+        f = _go_float(value if value.startswith(".") else value.replace("_", ""))
+        return value if f is None else f
     if tag == _BOOL_TAG:
-        return value.lower() == "true"
+        return value in ("true", "True", "TRUE")
     if tag == _NULL_TAG:
         return None
     return value
+
+
+# resolve.go resolvableTag: an explicit tag of these must fit the text ("cannot decode ...")
+_CHECKED_TAGS = {"tag:yaml.org,2002:" + t for t in ("int", "float", "bool", "null", "timestamp")}
+
+
+def _explicit_scalar(tag: str, node: Node) -> Any:
+    """A scalar whose tag is not ``!!str``: resolve.go resolve(tag, text)."""
+    if tag in _CHECKED_TAGS:
+        natural = plain_scalar_tag(node.value)
+        if natural != tag and not (tag == _FLOAT_TAG and natural == _INT_TAG):
+            raise YamlLoadError(
+                f"cannot decode !!{natural.rsplit(':', 1)[1]} `{node.value[:80]}` as a !!{tag.rsplit(':', 1)[1]}",
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+            )
+        if tag == _FLOAT_TAG and natural == _INT_TAG:
+            v = _go_int(node.value.replace("_", ""))
+            return node.value if v is None else float(v)
+    return resolve_scalar(tag, node.value)
 
 
 def _tag(node: Node) -> str:
@@ -580,6 +631,13 @@ class _Constructor:
                 e.line, e.column = where.line + 1, where.column + 1
             raise
 
+    def _duplicate(self, key: str, knode: Node) -> None:
+        if len(self.duplicates) < MAX_DUPLICATE_KEYS:
+            shown = key if len(key) <= 80 else key[:80] + "..."
+            self.duplicates.append((shown, knode.start_mark.line + 1, knode.start_mark.column + 1))
+        else:
+            self.more_duplicates += 1
+
     def build(self, node: Node, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise _too_deep(node.start_mark)
@@ -589,7 +647,7 @@ class _Constructor:
         cls = node.__class__
         if cls is ScalarNode:
             tag = _tag(node)
-            return node.value if tag == _STR_TAG else resolve_scalar(tag or "", node.value)
+            return node.value if tag == _STR_TAG else _explicit_scalar(tag, node)
         if cls is SequenceNode:
             self._built.add(id(node))
             out_l: list[Any] = []
@@ -609,7 +667,17 @@ class _Constructor:
             for knode, vnode in node.value:
                 if knode.__class__ is ScalarNode:
                     if _tag(knode) == _MERGE_TAG:
-                        merges.append(self._child(vnode, depth + 1, knode.start_mark))
+                        if merges:  # yaml.v3 compares "<<" keys by text like any other
+                            self._duplicate("<<", knode)
+                        merged = self._child(vnode, depth + 1, knode.start_mark)
+                        # yaml.v3 decode.go (*decoder).merge, failWantMap
+                        if not isinstance(merged, dict) and not (isinstance(merged, list) and all(isinstance(x, dict) for x in merged)):
+                            raise YamlLoadError(
+                                "map merge requires map or sequence of maps as the value",
+                                vnode.start_mark.line + 1,
+                                vnode.start_mark.column + 1,
+                            )
+                        merges.append(merged)
                         continue
                     # kyaml keeps keys as node text (yaml.v3 compares them by text): `1: a` and
                     # `"1": b` are the same key, `1` and `true` are not
@@ -623,11 +691,7 @@ class _Constructor:
                         knode.start_mark.column + 1,
                     )
                 if key in out:
-                    if len(self.duplicates) < MAX_DUPLICATE_KEYS:
-                        shown = key if len(key) <= 80 else key[:80] + "..."
-                        self.duplicates.append((shown, knode.start_mark.line + 1, knode.start_mark.column + 1))
-                    else:
-                        self.more_duplicates += 1
+                    self._duplicate(key, knode)
                 if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
                     self.count += 2
                     if self.count > self.limit:
@@ -636,11 +700,10 @@ class _Constructor:
                 else:
                     self.count += 1
                     out[key] = self._child(vnode, depth + 1, knode.start_mark)
-            for m in merges:  # explicit keys win over merged ones
+            for m in merges:  # explicit keys win over merged ones, earlier merged maps over later
                 for src in m if isinstance(m, list) else [m]:
-                    if isinstance(src, dict):
-                        for k, v in src.items():
-                            out.setdefault(k, v)
+                    for k, v in src.items():
+                        out.setdefault(k, v)
             return out
         return None  # pragma: no cover
 
