@@ -46,7 +46,8 @@ MAX_DEPTH = 256
 # uses: one table whatever the %YAML version, so YAML 1.1 booleans (on, yes) are strings, while
 # 1.1 octals (0644) are numbers; ParseInt with base 0 after removing '_'; a value out of int64
 # (uint64 without a sign) range and decimal-looking is a float, and one out of float range a
-# string. A timestamp keeps its text (yaml.v3 decodes a time.Time).
+# string. A timestamp becomes the text Go's JSON encoding gives its time.Time (kustomize's
+# Resource.AsYAML turns every object into JSON): 2024-01-01 is "2024-01-01T00:00:00Z".
 _TAGS = {t: Tag(suffix=f"tag:yaml.org,2002:{t}") for t in ("str", "int", "float", "bool", "null", "merge", "timestamp", "seq", "map")}
 _STR_TAG_OBJ, _SEQ_TAG_OBJ, _MAP_TAG_OBJ = _TAGS["str"], _TAGS["seq"], _TAGS["map"]
 _RESOLVE_MAP: dict[str, Tag] = {
@@ -58,9 +59,30 @@ _RESOLVE_MAP: dict[str, Tag] = {
 _GO_INT = re.compile(r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|(0[0-7]*)|([1-9][0-9]*))\Z")
 _GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")  # yamlStyleFloat
 _DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")  # what ParseFloat reads of a value starting with '.'
-_TIME = r"[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]{1,9})?"
+_TIME = r"([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.([0-9]{1,9}))?"
 # allowedTimestampFormats: 2006-1-2T15:4:5.999999999Z07:00 (T or t), 2006-1-2 15:4:5.999999999, 2006-1-2
-_TIMESTAMP = re.compile(rf"([0-9]{{4}})-([0-9]{{1,2}})-([0-9]{{1,2}})(?:[Tt]{_TIME}(?:Z|[-+][0-9]{{2}}:[0-9]{{2}})| {_TIME})?\Z")
+_TIMESTAMP = re.compile(
+    rf"([0-9]{{4}})-([0-9]{{1,2}})-([0-9]{{1,2}})(?:[Tt]{_TIME}(Z|[-+][0-9]{{2}}:[0-9]{{2}})| {_TIME})?\Z"
+)
+
+
+def _go_time(value: str) -> str | None:
+    """time.Parse with resolve.go's allowedTimestampFormats, then time.Time.MarshalJSON
+    (RFC 3339 with the fraction's trailing zeros dropped; UTC as Z): None if not a time."""
+    m = _TIMESTAMP.match(value)
+    if m is None:
+        return None
+    y, mo, d, h1, mi1, s1, f1, zone, h2, mi2, s2, f2 = m.groups()
+    h, mi, sec, frac = (h1, mi1, s1, f1) if h1 is not None else (h2, mi2, s2, f2)
+    try:
+        t = datetime.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(sec or 0))
+    except ValueError:  # time.Parse: "day out of range", "hour out of range", ...
+        return None
+    if zone is not None and zone != "Z" and (int(zone[1:3]) > 23 or int(zone[4:6]) > 59):
+        return None
+    frac = (frac or "").rstrip("0")
+    offset = "Z" if zone is None or zone in ("Z", "+00:00", "-00:00") else zone
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ("." + frac if frac else "") + offset
 
 
 def _go_int(plain: str) -> int | None:
@@ -96,8 +118,7 @@ def _plain_tag(value: str) -> Tag:
     if c == ".":
         return _TAGS["float"] if _DOT_FLOAT.match(value) and _go_float(value) is not None else _STR_TAG_OBJ
     if c and c in "+-0123456789":
-        m = _TIMESTAMP.match(value)
-        if m is not None and _valid_date(*m.groups()):
+        if _go_time(value) is not None:
             return _TAGS["timestamp"]
         plain = value.replace("_", "")
         if _go_int(plain) is not None:
@@ -105,14 +126,6 @@ def _plain_tag(value: str) -> Tag:
         if _GO_FLOAT.match(plain) and _go_float(plain) is not None:
             return _TAGS["float"]
     return _STR_TAG_OBJ
-
-
-def _valid_date(year: str, month: str, day: str) -> bool:
-    try:
-        datetime.date(int(year), int(month), int(day))
-    except ValueError:
-        return False
-    return True
 
 
 def plain_scalar_tag(value: str) -> str:
@@ -528,6 +541,7 @@ _FLOAT_TAG = "tag:yaml.org,2002:float"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
 def resolve_scalar(tag: str, value: str) -> Any:
@@ -545,6 +559,9 @@ def resolve_scalar(tag: str, value: str) -> Any:
         return value in ("true", "True", "TRUE")
     if tag == _NULL_TAG:
         return None
+    if tag == _TIMESTAMP_TAG:
+        t = _go_time(value)
+        return value if t is None else t
     return value
 
 
@@ -565,7 +582,17 @@ def _explicit_scalar(tag: str, node: Node) -> Any:
         if tag == _FLOAT_TAG and natural == _INT_TAG:
             v = _go_int(node.value.replace("_", ""))
             return node.value if v is None else float(v)
-    return resolve_scalar(tag, node.value)
+    value = resolve_scalar(tag, node.value)
+    if isinstance(value, float) and not math.isfinite(value):
+        # kustomize's Resource.AsYAML encodes every object as JSON (encoding/json), which has
+        # no NaN or Infinity: the build fails
+        go = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+        raise YamlLoadError(
+            f"json: unsupported value: {go} (kustomize converts every object to JSON)",
+            node.start_mark.line + 1,
+            node.start_mark.column + 1,
+        )
+    return value
 
 
 def _tag(node: Node) -> str:

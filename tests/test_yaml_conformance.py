@@ -5,8 +5,11 @@ a copy of ``gopkg.in/yaml.v3`` v3.0.1). Each case below is a small document with
 the data kyaml gets (``REFUSED`` if yaml.v3 refuses the document), and a comment naming where in
 yaml.v3 that verdict comes from (``scannerc.go``, ``parserc.go``, ``resolve.go``, ``decode.go``,
 ``yaml.go``; read in the v3.0.1 source). The verdicts are read from Go's source, never from our
-parser. Values are those kyaml's JSON conversion sees (``RNode.MarshalJSON`` unmarshals with
-yaml.v3's ``resolve``): YAML 1.1 booleans such as ``on`` and ``yes`` are strings.
+parser. Values are those of the JSON that kustomize makes of every object (api
+``resource.Resource.AsYAML`` calls kyaml ``RNode.MarshalJSON``, which unmarshals the node with
+yaml.v3 into ``map[string]interface{}`` and encodes it with ``encoding/json``): yaml.v3's
+``resolve`` decides the type, so YAML 1.1 booleans such as ``on`` and ``yes`` are strings, a
+timestamp is a ``time.Time`` written as RFC 3339 text, and NaN or infinities fail the encoding.
 
 A case that fluxgraph does not follow yet is ``xfail`` with the reason.
 """
@@ -137,8 +140,18 @@ CASES: list[tuple[str, str, Any]] = [
     ("nulls", "a: ~\nb: null\nc: Null\nd: NULL\ne:\nf: nul\n", [dict(a=None, b=None, c=None, d=None, e=None, f="nul")]),
     # ParseInt(base 0) after removing '_'
     ("ints", "a: 0x1F\nb: 0o17\nc: 1_000\nd: +12\ne: -1\nf: 0b101\ng: 0\n", [dict(a=31, b=15, c=1000, d=12, e=-1, f=5, g=0)]),
-    ("floats", "a: 1.5\nb: .5\nc: 1e3\nd: -.inf\ne: 1.0e+3\n", [dict(a=1.5, b=0.5, c=1000.0, d=-math.inf, e=1000.0)]),
-    ("nan", "a: .NaN\n", [dict(a=math.nan)]),
+    ("floats", "a: 1.5\nb: .5\nc: 1e3\nd: 1.0e+3\ne: 1e400\n", [dict(a=1.5, b=0.5, c=1000.0, d=1000.0, e="1e400")]),
+    # resolveMap: .nan and .inf are floats, which encoding/json refuses ("json: unsupported value")
+    ("nan", "a: .NaN\n", REFUSED),
+    ("infinity", "a: -.inf\n", REFUSED),
+    # parseTimestamp (allowedTimestampFormats), then time.Time.MarshalJSON (RFC 3339, UTC as Z);
+    # a date time.Parse refuses (February 30) is no timestamp, and a quoted one stays text
+    (
+        "timestamps",
+        "a: 2024-01-01\nb: 2001-12-14t21:59:43.10Z\nc: 2024-1-1 10:00:00\nd: 2001-12-14T21:59:43+05:00\n",
+        [dict(a="2024-01-01T00:00:00Z", b="2001-12-14T21:59:43.1Z", c="2024-01-01T10:00:00Z", d="2001-12-14T21:59:43+05:00")],
+    ),
+    ("not-timestamps", "a: 2024-02-30\nb: '2024-01-01'\n", [dict(a="2024-02-30", b="2024-01-01")]),
     ("not-numbers", "a: 12:30\nb: 1.2.3\nc: v1\nd: 5m\ne: '1'\n", [dict(a="12:30", b="1.2.3", c="v1", d="5m", e="1")]),
     # "Octals from the 1.1 spec, spelled as 0777, are still decoded by default in v3"
     ("octal-1.1", "a: 017\nb: 0644\n", [dict(a=15, b=420)]),

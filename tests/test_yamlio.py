@@ -13,7 +13,7 @@ def test_positions_are_one_based():
 
 def test_yaml_v3_schema():
     [d] = load_text("a: yes\nb: 0o17\nc: 1_000\nd: ~\ne: 0x1F\nf: 1e3\ng: on\nh: 2024-01-01\ni: true\nj: 0644\n")
-    assert d == {"a": "yes", "b": 15, "c": 1000, "d": None, "e": 31, "f": 1000.0, "g": "on", "h": "2024-01-01", "i": True, "j": 420}
+    assert d == {"a": "yes", "b": 15, "c": 1000, "d": None, "e": 31, "f": 1000.0, "g": "on", "h": "2024-01-01T00:00:00Z", "i": True, "j": 420}
 
 
 def test_duplicate_keys_are_located_errors():
