@@ -1,26 +1,32 @@
-"""YAML loading with positions, fast and bounded.
+"""YAML loading with positions, as kustomize-controller reads YAML, fast and bounded.
 
-Parsing uses ruamel.yaml's C composer (libyaml via ``ruamel.yaml.clib``) to build a node tree
-that carries marks, then a small constructor of our own turns nodes into plain Python data
-(dict / list / str / int / float / bool / None) following the YAML 1.2 core schema, as
-kustomize's kyaml does. The node tree is kept with each document so that a finding can point
-at the exact line and column of any field (``Document.position``) without paying for ruamel's
-pure-Python round-trip loader.
+kustomize-controller reads manifests with kustomize's kyaml on yaml.v3 and turns every object
+into JSON (``Resource.AsYAML``). fluxgraph parses with libyaml (``ruamel.yaml.clib``, through
+ruamel's C composer, which builds a node tree that carries marks), then a small constructor of
+our own turns nodes into plain Python data (dict / list / str / int / float / bool / None) with
+the types yaml.v3's ``resolve.go`` gives (``on``/``yes`` are strings, ``0644`` is 420) and the
+text JSON gives timestamps. The node tree is kept with each document so that a finding can
+point at the exact line and column of any field (``Document.position``).
+
+The libyaml that ruamel.yaml.clib bundles is older than yaml.v3 and refuses some YAML that
+yaml.v3 reads (``[os:etcd:backup]``): a file it refuses is read again with ``fluxgraph.goyaml``
+(ruamel's pure-Python parser with yaml.v3's scanning rules), whose verdict is the file's
+(``_compose``). ``tests/test_yaml_conformance.py`` holds yaml.v3's verdicts on small documents.
 
 This module is the only place where the parser's 0-based marks become 1-based positions.
 
 Limits (each becomes a located error with code ``input-limit``, never a crash or a hang):
-nesting depth, nodes per document after alias expansion ("billion laughs"), file size
-(``repofs.MAX_FILE_BYTES``). libyaml's scanner is quadratic in the depth of flow collections
-(``[[[[...``) and the C composer recurses once per level (100,000 levels overflow the C stack),
-so a document that *may* nest deeper than the limit (``_may_nest_deeper``: more ``[``/``{`` than
-``MAX_DEPTH``, or a run of 400 spaces and ``-``/``?`` indicators) is composed from events,
-stopping at the limit, instead of by the C composer.
+nesting depth, nodes per document after alias expansion ("billion laughs"), parser events per
+file, file size (``repofs.MAX_FILE_BYTES``), and the size of what ``goyaml`` re-reads.
+libyaml's scanner is quadratic in the depth of flow collections (``[[[[...``) and the C
+composer recurses once per level (100,000 levels overflow the C stack), so a document that
+*may* nest deeper than the limit (``_may_nest_deeper``: more ``[``/``{`` than ``MAX_DEPTH``, or a
+run of 400 spaces and ``-``/``?`` indicators) is composed from events, stopping at the limit,
+instead of by the C composer.
 Duplicate mapping keys are an error in kustomize (yaml.v3 "mapping key already defined") and
 are reported; as in yaml.v3, keys are compared by their text, and every scalar key is kept as
 its text (``1: a`` has the key ``"1"``, as kyaml and JSON see it). Anchors may be redefined
-(YAML 1.2 allows it; libyaml's composer does not, so such files are composed from events in
-Python).
+(yaml.v3 allows it; libyaml's composer does not, so such files are composed from events).
 """
 
 from __future__ import annotations
