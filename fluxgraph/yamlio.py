@@ -697,6 +697,7 @@ class _Constructor:
             self._built.add(id(node))
             out: dict[Any, Any] = {}
             merges: list[Any] = []
+            dropped: set[str] = set()
             for knode, vnode in node.value:
                 if knode.__class__ is ScalarNode:
                     if _tag(knode) == _MERGE_TAG:
@@ -715,6 +716,13 @@ class _Constructor:
                     # kyaml keeps keys as node text (yaml.v3 compares them by text): `1: a` and
                     # `"1": b` are the same key, `1` and `true` are not
                     key = knode.value
+                    if _tag(knode) == _NULL_TAG:
+                        # yaml.v3 (*decoder).mapping: a null key (`~`, `null`, empty) does not
+                        # decode into the string key of kyaml's JSON map, so the entry is dropped
+                        if key in out or key in dropped:
+                            self._duplicate(key, knode)
+                        dropped.add(key)
+                        continue
                 else:
                     # "? [a, b]: v": kyaml reads it, but the object cannot become JSON, so the
                     # build fails (and turning the key into text grows exponentially with nesting)
@@ -723,7 +731,7 @@ class _Constructor:
                         knode.start_mark.line + 1,
                         knode.start_mark.column + 1,
                     )
-                if key in out:
+                if key in out or key in dropped:
                     self._duplicate(key, knode)
                 if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
                     self.count += 2

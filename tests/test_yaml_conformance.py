@@ -123,6 +123,11 @@ CASES: list[tuple[str, str, Any]] = [
     ("duplicate-key-flow", "a: {b: 1, b: 2}\n", REFUSED),
     ("duplicate-key-by-text", "1: a\n'1': b\n", REFUSED),
     ("keys-differ-in-case", "a: 1\nA: 2\n", [{"a": 1, "A": 2}]),
+    # decode.go (*decoder).null cannot set a string key: (*decoder).mapping drops the entry
+    ("null-keys", "~: a\nnull: b\n? \n: c\nd: e\n", [{"d": "e"}]),
+    ("null-key-twice", "~: a\n~: b\n", REFUSED),
+    # a scalar key is its text, whatever it resolves to
+    ("scalar-keys", "1: a\ntrue: b\n1.5: c\n0x1F: d\n", [{"1": "a", "true": "b", "1.5": "c", "0x1F": "d"}]),
     ("duplicate-merge-key", "<<: {a: 1}\n<<: {b: 2}\n", REFUSED),
     # --- merge keys ----------------------------------------------------------------------
     # decode.go (*decoder).merge: explicit keys win, then the earlier merged map
