@@ -31,6 +31,7 @@ its text (``1: a`` has the key ``"1"``, as kyaml and JSON see it). Anchors may b
 
 from __future__ import annotations
 
+import base64
 import datetime
 import math
 import re
@@ -548,6 +549,7 @@ _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_BINARY_TAG = "tag:yaml.org,2002:binary"
 
 
 def resolve_scalar(tag: str, value: str) -> Any:
@@ -576,7 +578,14 @@ _CHECKED_TAGS = {"tag:yaml.org,2002:" + t for t in ("int", "float", "bool", "nul
 
 
 def _explicit_scalar(tag: str, node: Node) -> Any:
-    """A scalar whose tag is not ``!!str``: resolve.go resolve(tag, text)."""
+    """A scalar whose tag is not ``!!str``: resolve.go resolve(tag, text), and decode.go
+    (*decoder).scalar for ``!!binary`` (base64, line breaks ignored, as text)."""
+    if tag == _BINARY_TAG:
+        try:
+            data = base64.b64decode(node.value.replace("\n", "").replace("\r", ""), validate=True)
+        except ValueError:
+            raise YamlLoadError("!!binary value contains invalid base64 data", node.start_mark.line + 1, node.start_mark.column + 1) from None
+        return data.decode("utf-8", "replace")  # encoding/json writes invalid UTF-8 as U+FFFD
     if tag in _CHECKED_TAGS:
         natural = plain_scalar_tag(node.value)
         if natural != tag and not (tag == _FLOAT_TAG and natural == _INT_TAG):

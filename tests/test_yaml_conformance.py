@@ -165,6 +165,12 @@ CASES: list[tuple[str, str, Any]] = [
     # explicit tags: resolve() with the tag; a mismatch is "cannot decode !!str `yes` as a !!bool"
     ("explicit-tags", "a: !!str 1\nb: !!int \"2\"\nc: !!float 3\n", [dict(a="1", b=2, c=3.0)]),
     ("explicit-tag-mismatch", "a: !!bool yes\n", REFUSED),
+    # decode.go (*decoder).scalar: !!binary is base64 (encoding/base64 ignores line breaks, not
+    # spaces, so a folded plain scalar fails), decoded to text;
+    # "!!binary value contains invalid base64 data"
+    ("binary-folded-plain", "a: !!binary |\n  aGVs\n  bG8=\nb: !!binary aGVs bG8=\n", REFUSED),
+    ("binary-block", "a: !!binary |\n  aGVs\n  bG8=\n", [{"a": "hello"}]),
+    ("binary-invalid", "a: !!binary '%%%'\n", REFUSED),
     # --- quoted scalars ------------------------------------------------------------------
     # yaml_parser_scan_flow_scalar: escapes; "found unknown escape character"
     ("double-quoted-escapes", 'a: "x\\ty \\x41\\u00e9"\n', [{"a": "x\ty A\u00e9"}]),
