@@ -136,7 +136,9 @@ def _plain_tag(value: str) -> Tag:
 
 
 def plain_scalar_tag(value: str) -> str:
-    """The tag yaml.v3 resolves a plain (unquoted, untagged) scalar to."""
+    """The tag yaml.v3 resolves a plain (unquoted, untagged) scalar to. (Flux re-reads a
+    substituted object with sigs.k8s.io/yaml, on goyaml.v2, which agrees on numbers and
+    timestamps, kept as text by ``resolve_scalar``, but reads YAML 1.1 booleans: ``yes``.)"""
     return str(_plain_tag(value).suffix)
 
 
@@ -553,7 +555,8 @@ _BINARY_TAG = "tag:yaml.org,2002:binary"
 
 
 def resolve_scalar(tag: str, value: str) -> Any:
-    """The value of a scalar with a resolved tag, as yaml.v3's resolve.go decodes it."""
+    """The value of a scalar with a resolved tag, as yaml.v3's resolve.go decodes it; a
+    timestamp stays text (goyaml.v2, which re-reads substituted objects, keeps it so)."""
     if tag == _INT_TAG:
         v = _go_int(value.replace("_", ""))
         return value if v is None else v
@@ -567,10 +570,7 @@ def resolve_scalar(tag: str, value: str) -> Any:
         return value in ("true", "True", "TRUE")
     if tag == _NULL_TAG:
         return None
-    if tag == _TIMESTAMP_TAG:
-        t = _go_time(value)
-        return value if t is None else t
-    return value
+    return value  # a timestamp too: only the constructor writes it as JSON does (_explicit_scalar)
 
 
 # resolve.go resolvableTag: an explicit tag of these must fit the text ("cannot decode ...")
@@ -597,6 +597,9 @@ def _explicit_scalar(tag: str, node: Node) -> Any:
         if tag == _FLOAT_TAG and natural == _INT_TAG:
             v = _go_int(node.value.replace("_", ""))
             return node.value if v is None else float(v)
+    if tag == _TIMESTAMP_TAG:  # a time.Time, which encoding/json writes in RFC 3339
+        t = _go_time(node.value)
+        return node.value if t is None else t
     value = resolve_scalar(tag, node.value)
     if isinstance(value, float) and not math.isfinite(value):
         # kustomize's Resource.AsYAML encodes every object as JSON (encoding/json), which has
