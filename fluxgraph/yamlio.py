@@ -520,8 +520,8 @@ def _compose(data: bytes, source: str) -> list[Node]:
     some YAML that yaml.v3 reads (``[os:etcd:backup]``). Its verdict is the file's; its error
     says what it refused, and what libyaml had said. A file with a directive goes to ``goyaml``
     directly: libyaml accepts ``%YAML 1.2`` and yaml.v3 does not. ``goyaml`` is pure Python,
-    so it reads at most ``MAX_FALLBACK_BYTES`` and ``MAX_FALLBACK_BRACKETS``; its input goes through the same composer limits
-    (depth, events) and constructor limits (nodes) as libyaml's."""
+    so it reads only files within ``MAX_FALLBACK_BYTES`` and ``MAX_FALLBACK_BRACKETS``, through
+    the same composer limits (depth, events) and constructor limits (nodes) as libyaml's."""
     small = len(data) <= MAX_FALLBACK_BYTES and data.count(b"[") + data.count(b"{") <= MAX_FALLBACK_BRACKETS
     if small and _DIRECTIVE.search(data):
         try:
@@ -535,7 +535,11 @@ def _compose(data: bytes, source: str) -> list[Node]:
     mark = libyaml.problem_mark or libyaml.context_mark
     where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "the start"
     if not small:
-        err = _located(libyaml, f"libyaml refused it ({_describe(libyaml)}); the file is over {MAX_FALLBACK_BYTES} bytes or {MAX_FALLBACK_BRACKETS} brackets, so it was not read again with the YAML 1.2 parser")
+        err = _located(
+            libyaml,
+            f"libyaml refused it ({_describe(libyaml)}); the file is over {MAX_FALLBACK_BYTES} bytes or "
+            f"{MAX_FALLBACK_BRACKETS} brackets, so it was not read again with the YAML 1.2 parser",
+        )
         err.code = "input-limit"
         raise err from None
     try:
