@@ -1,71 +1,145 @@
-"""YAML loading with positions, fast and bounded.
+"""YAML loading with positions, as kustomize-controller reads YAML, fast and bounded.
 
-Parsing uses ruamel.yaml's C composer (libyaml via ``ruamel.yaml.clib``) to build a node tree
-that carries marks, then a small constructor of our own turns nodes into plain Python data
-(dict / list / str / int / float / bool / None) following the YAML 1.2 core schema, as
-kustomize's kyaml does. The node tree is kept with each document so that a finding can point
-at the exact line and column of any field (``Document.position``) without paying for ruamel's
-pure-Python round-trip loader.
+kustomize-controller reads manifests with kustomize's kyaml on yaml.v3 and turns every object
+into JSON (``Resource.AsYAML``). fluxgraph parses with libyaml (``ruamel.yaml.clib``, through
+ruamel's C composer, which builds a node tree that carries marks), then a small constructor of
+our own turns nodes into plain Python data (dict / list / str / int / float / bool / None) with
+the types yaml.v3's ``resolve.go`` gives (``on``/``yes`` are strings, ``0644`` is 420) and the
+text JSON gives timestamps. The node tree is kept with each document so that a finding can
+point at the exact line and column of any field (``Document.position``).
+
+The libyaml that ruamel.yaml.clib bundles is older than yaml.v3 and refuses some YAML that
+yaml.v3 reads (``[os:etcd:backup]``): a file it refuses is read again with ``fluxgraph.goyaml``
+(ruamel's pure-Python parser with yaml.v3's scanning rules), whose verdict is the file's
+(``_compose``). ``tests/test_yaml_conformance.py`` holds yaml.v3's verdicts on small documents.
 
 This module is the only place where the parser's 0-based marks become 1-based positions.
 
 Limits (each becomes a located error with code ``input-limit``, never a crash or a hang):
-nesting depth, nodes per document after alias expansion ("billion laughs"), file size
-(``repofs.MAX_FILE_BYTES``). libyaml's scanner is quadratic in the depth of flow collections
-(``[[[[...``) and the C composer recurses once per level (100,000 levels overflow the C stack),
-so a document that *may* nest deeper than the limit (``_may_nest_deeper``: more ``[``/``{`` than
-``MAX_DEPTH``, or a run of 400 spaces and ``-``/``?`` indicators) is composed from events,
-stopping at the limit, instead of by the C composer.
+nesting depth, nodes per document after alias expansion ("billion laughs"), parser events per
+file, file size (``repofs.MAX_FILE_BYTES``), and the size of what ``goyaml`` re-reads.
+libyaml's scanner is quadratic in the depth of flow collections (``[[[[...``) and the C
+composer recurses once per level (100,000 levels overflow the C stack), so a document that
+*may* nest deeper than the limit (``_may_nest_deeper``: more ``[``/``{`` than ``MAX_DEPTH``, or a
+run of 400 spaces and ``-``/``?`` indicators) is composed from events, stopping at the limit,
+instead of by the C composer.
 Duplicate mapping keys are an error in kustomize (yaml.v3 "mapping key already defined") and
 are reported; as in yaml.v3, keys are compared by their text, and every scalar key is kept as
 its text (``1: a`` has the key ``"1"``, as kyaml and JSON see it). Anchors may be redefined
-(YAML 1.2 allows it; libyaml's composer does not, so such files are composed from events in
-Python).
+(yaml.v3 allows it; libyaml's composer does not, so such files are composed from events).
 """
 
 from __future__ import annotations
 
+import base64
+import datetime
+import math
 import re
-import threading
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
+from _ruamel_yaml import CParser  # libyaml, from ruamel.yaml.clib
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from ruamel.yaml.resolver import Resolver
+from ruamel.yaml.parser import ParserError
+from ruamel.yaml.scanner import ScannerError
 from ruamel.yaml.tag import Tag
-from ruamel.yaml.util import LazyEval
 
-try:  # the C parser; without it ruamel is about 6x slower
-    import _ruamel_yaml
-    from _ruamel_yaml import CParser
-except ImportError:  # pragma: no cover - exercised only on broken installs
-    CParser = None
+from fluxgraph import goyaml
 
 MAX_DEPTH = 256
 
-# YAML 1.2 implicit resolution of plain scalars, exactly ruamel's Resolver table (first
-# character -> (tag, regexp) in order) but with one shared Tag per tag and the compiled patterns
-# unwrapped from ruamel's LazyEval (a Python-level __getattribute__ on every match): ruamel
-# builds a Tag per resolved node and reaches its table through properties, a third of the
-# parse on large repositories
-_IMPLICIT: dict[str, tuple[tuple[Tag, Any], ...]] = {}
-_SHARED_TAGS: dict[str, Tag] = {}
-for _first, _rules in Resolver.yaml_implicit_resolvers.items():
-    assert _first is not None, "ruamel added a catch-all implicit resolver: _Loader.resolve must follow it"
-    _IMPLICIT[_first] = tuple(
-        (_SHARED_TAGS.setdefault(t, Tag(suffix=t)), rx.lazy_self() if isinstance(rx, LazyEval) else rx) for t, rx in _rules
-    )
-_STR_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:str")
+# Plain scalars resolve as in yaml.v3's resolve.go (``resolve``), which kyaml's JSON conversion
+# uses: one table whatever the %YAML version, so YAML 1.1 booleans (on, yes) are strings, while
+# 1.1 octals (0644) are numbers; ParseInt with base 0 after removing '_'; a value out of int64
+# (uint64 without a sign) range and decimal-looking is a float, and one out of float range a
+# string. A timestamp becomes the text Go's JSON encoding gives its time.Time (kustomize's
+# Resource.AsYAML turns every object into JSON): 2024-01-01 is "2024-01-01T00:00:00Z".
+_TAGS = {t: Tag(suffix=f"tag:yaml.org,2002:{t}") for t in ("str", "int", "float", "bool", "null", "merge", "timestamp", "seq", "map")}
+_STR_TAG_OBJ, _SEQ_TAG_OBJ, _MAP_TAG_OBJ = _TAGS["str"], _TAGS["seq"], _TAGS["map"]
+_RESOLVE_MAP: dict[str, Tag] = {
+    **dict.fromkeys(("true", "True", "TRUE", "false", "False", "FALSE"), _TAGS["bool"]),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), _TAGS["null"]),
+    **dict.fromkeys((".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"), _TAGS["float"]),
+    "<<": _TAGS["merge"],  # yaml.go (*parser).scalar: a plain "<<" is a merge key
+}
+_GO_INT = re.compile(r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|(0[0-7]*)|([1-9][0-9]*))\Z")
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")  # yamlStyleFloat
+_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")  # what ParseFloat reads of a value starting with '.'
+_TIME = r"([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.([0-9]{1,9}))?"
+# allowedTimestampFormats: 2006-1-2T15:4:5.999999999Z07:00 (T or t), 2006-1-2 15:4:5.999999999, 2006-1-2
+_TIMESTAMP = re.compile(
+    rf"([0-9]{{4}})-([0-9]{{1,2}})-([0-9]{{1,2}})(?:[Tt]{_TIME}(Z|[-+][0-9]{{2}}:[0-9]{{2}})| {_TIME})?\Z"
+)
+
+
+def _go_time(value: str) -> str | None:
+    """time.Parse with resolve.go's allowedTimestampFormats, then time.Time.MarshalJSON
+    (RFC 3339 with the fraction's trailing zeros dropped; UTC as Z): None if not a time."""
+    m = _TIMESTAMP.match(value)
+    if m is None:
+        return None
+    y, mo, d, h1, mi1, s1, f1, zone, h2, mi2, s2, f2 = m.groups()
+    h, mi, sec, frac = (h1, mi1, s1, f1) if h1 is not None else (h2, mi2, s2, f2)
+    try:
+        t = datetime.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(sec or 0))
+    except ValueError:  # time.Parse: "day out of range", "hour out of range", ...
+        return None
+    if zone is not None and zone != "Z" and (int(zone[1:3]) > 23 or int(zone[4:6]) > 59):
+        return None
+    frac = (frac or "").rstrip("0")
+    offset = "Z" if zone is None or zone in ("Z", "+00:00", "-00:00") else zone
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ("." + frac if frac else "") + offset
+
+
+def _go_int(plain: str) -> int | None:
+    """strconv.ParseInt(plain, 0, 64), else ParseUint(plain, 0, 64), as resolve.go tries them."""
+    m = _GO_INT.match(plain) if len(plain) <= 70 else None
+    if m is None:
+        return None
+    sign, hexa, octo, bina, octal11, dec = m.groups()
+    if hexa:
+        v = int(hexa, 16)
+    elif octo:
+        v = int(octo, 8)
+    elif bina:
+        v = int(bina, 2)
+    elif octal11:
+        v = int(octal11, 8)
+    else:
+        v = int(dec)
+    v = -v if sign == "-" else v
+    return v if -(1 << 63) <= v < (1 << 63) or (not sign and v < (1 << 64)) else None
+
+
+def _go_float(plain: str) -> float | None:
+    v = float(plain)
+    return None if math.isinf(v) else v  # ParseFloat: out of range is an error
+
+
+def _plain_tag(value: str) -> Tag:
+    tag = _RESOLVE_MAP.get(value)
+    if tag is not None:
+        return tag
+    c = value[:1]
+    if c == ".":
+        return _TAGS["float"] if _DOT_FLOAT.match(value) and _go_float(value) is not None else _STR_TAG_OBJ
+    if c and c in "+-0123456789":
+        if _go_time(value) is not None:
+            return _TAGS["timestamp"]
+        plain = value.replace("_", "")
+        if _go_int(plain) is not None:
+            return _TAGS["int"]
+        if _GO_FLOAT.match(plain) and _go_float(plain) is not None:
+            return _TAGS["float"]
+    return _STR_TAG_OBJ
 
 
 def plain_scalar_tag(value: str) -> str:
-    """The tag YAML 1.2 resolves a plain (unquoted, untagged) scalar to."""
-    for tag, rx in _IMPLICIT.get(value[:1], ()):
-        if rx.match(value):
-            return str(tag.suffix)
-    return "tag:yaml.org,2002:str"
+    """The tag yaml.v3 resolves a plain (unquoted, untagged) scalar to. (Flux re-reads a
+    substituted object with sigs.k8s.io/yaml, on goyaml.v2, which agrees on numbers and
+    timestamps, kept as text by ``resolve_scalar``, but reads YAML 1.1 booleans: ``yes``.)"""
+    return str(_plain_tag(value).suffix)
 
 
 MAX_NODES_PER_DOCUMENT = 1_000_000
@@ -82,9 +156,14 @@ MAX_DUPLICATE_KEYS = 100
 # libyaml compares each %TAG directive with every earlier one (quadratic)
 MAX_TAG_DIRECTIVES = 100
 _TAG_DIRECTIVE = re.compile(rb"^%TAG", re.M)
-# digits of an integer literal kept as a number; longer ones stay text (Python refuses to print
-# ints of more than 4,300 digits, and no Kubernetes field holds one)
-MAX_INT_DIGITS = 1000
+# a file libyaml refuses is read again with the YAML 1.2 parser (``goyaml``, pure Python) only
+# when it has at most this many bytes and '[' / '{' (ruamel's scanner checks every open flow
+# level at every token): 128 KiB of dense flow entries take 1.7 s, 10,000 brackets nested 200
+# deep per line 1 to 2 s. Manifests that yaml.v3 reads and libyaml refuses are small.
+MAX_FALLBACK_BYTES = 1 << 17
+MAX_FALLBACK_BRACKETS = 10_000
+# a directive line (``%YAML``, ``%TAG``): such files are read by the YAML 1.2 parser
+_DIRECTIVE = re.compile(rb"^%", re.M)
 
 
 class YamlLoadError(Exception):
@@ -214,108 +293,33 @@ def _line_start(source: str, line: int) -> int:
     return pos
 
 
-class _FlatInit:
-    """ruamel's node classes with one flat ``__init__``: theirs chain through ``Node.__init__``
-    (three calls for a mapping), and the C composer makes a node per scalar and collection (a
-    tenth of parsing a large repository). The fifth argument is a scalar's ``style`` or a
-    collection's ``flow_style``; both are kept as ``style`` (``flow_style`` reads it)."""
 
-    __slots__ = ()
+class _Loader(CParser):
+    """libyaml's parser and ruamel's C composer. The composer asks its loader for the tag of
+    every node (``resolve``) and calls ``descend_resolver``/``ascend_resolver`` around each
+    node for path resolvers, which fluxgraph has none of."""
 
-    def __init__(
-        self,
-        tag: Any,
-        value: Any,
-        start_mark: Any = None,
-        end_mark: Any = None,
-        style: Any = None,
-        comment: Any = None,
-        anchor: Any = None,
-    ) -> None:
-        node: Any = self  # the slots are those of the ruamel class this is mixed into
-        node.ctag = tag if tag.__class__ is Tag else Tag(suffix=tag)
-        node.value = value
-        node.start_mark = start_mark
-        node.end_mark = end_mark
-        node.style = style
-        node.comment = comment
-        node.anchor = anchor
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Tag:
+        if kind is ScalarNode:
+            return _plain_tag(value) if implicit[0] else _STR_TAG_OBJ
+        return _MAP_TAG_OBJ if kind is MappingNode else _SEQ_TAG_OBJ
 
+    def descend_resolver(self, parent: Any, index: Any) -> None:
+        pass
 
-class _ScalarNode(_FlatInit, ScalarNode):
-    __slots__ = ()
-
-
-class _SequenceNode(_FlatInit, SequenceNode):
-    __slots__ = ("style",)
-    flow_style = property(attrgetter("style"))
-
-
-class _MappingNode(_FlatInit, MappingNode):
-    __slots__ = ("style",)
-    flow_style = property(attrgetter("style"))
-    merge = None  # merge keys are resolved by the constructor here, never recorded on the node
-
-
-_SEQ_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:seq")
-_MAP_TAG_OBJ = Tag(suffix="tag:yaml.org,2002:map")
-# plain scalar text -> its resolved tag: keys and common values repeat across a repository
-_PLAIN_TAGS: dict[str, Tag] = {}
-
-if CParser is not None:
-
-    class _Loader(CParser, Resolver):
-        def __init__(self, stream: bytes | str):
-            CParser.__init__(self, stream)
-            self._parser = self._composer = self
-            Resolver.__init__(self, loadumper=self)
-            # The composer calls these around every node to follow path resolvers. None is
-            # registered (resolve() below relies on that too), so they would return at once: C
-            # builtins that ignore their arguments do the same without a Python call each.
-            self.descend_resolver = slice  # type: ignore[method-assign,assignment]  # (parent, index) -> a throwaway slice
-            self.ascend_resolver = tuple  # type: ignore[method-assign,assignment]  # () -> ()
-
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            # BaseResolver.resolve for scalars (no path resolvers are registered): a plain
-            # scalar by the first matching implicit rule, anything else is a string
-            if kind is _ScalarNode or kind is ScalarNode:
-                if implicit[0]:
-                    tag = _PLAIN_TAGS.get(value)
-                    if tag is not None:
-                        return tag
-                    tag = _STR_TAG_OBJ
-                    for t, rx in _IMPLICIT.get(value[:1], ()):
-                        if rx.match(value):
-                            tag = t
-                            break
-                    if len(value) <= 64 and len(_PLAIN_TAGS) < 100_000:
-                        _PLAIN_TAGS[value] = tag
-                    return tag
-                return _STR_TAG_OBJ
-            if kind is _MappingNode:
-                return _MAP_TAG_OBJ
-            if kind is _SequenceNode:
-                return _SEQ_TAG_OBJ
-            return Resolver.resolve(self, kind, value, implicit)
-
-    _C_NODE_CLASSES = {"ScalarNode": _ScalarNode, "SequenceNode": _SequenceNode, "MappingNode": _MappingNode}
-    _C_COMPOSER_LOCK = threading.Lock()
+    def ascend_resolver(self) -> None:
+        pass
 
 
 class _EventComposer:
-    """Pure-Python composer from libyaml events; allows anchors to be redefined, stops at
-    ``MAX_DEPTH`` nested collections before the scanner reads deeper, and at
-    ``MAX_PARSE_EVENTS`` events in the file."""
+    """Pure-Python composer from parser events (libyaml's through ``_Loader``, or
+    ``goyaml.parser``'s); allows anchors to be redefined, stops at ``MAX_DEPTH`` nested
+    collections before the scanner reads deeper, and at ``MAX_PARSE_EVENTS`` events in the
+    file."""
 
-    def __init__(self, data: bytes | str):
+    def __init__(self, events: Any):
         self.events = 0
-        if CParser is not None:
-            self.p = _Loader(data)
-        else:  # pragma: no cover
-            from ruamel.yaml.main import YAML
-
-            y = YAML(typ="safe", pure=True)
-            self.p = y.parser
+        self.p = events
         self.anchors: dict[str, Node] = {}
 
     def documents(self) -> list[Node]:
@@ -334,8 +338,7 @@ class _EventComposer:
                     p.get_event()  # DocumentEndEvent
                     out.append(node)
         finally:
-            if CParser is not None:
-                _release(p)
+            p.dispose()
         return out
 
     def _node(self) -> Node:
@@ -377,10 +380,10 @@ class _EventComposer:
                     raise YamlLoadError(f"unknown anchor {ev.anchor!r}", ev.start_mark.line + 1, ev.start_mark.column + 1)
                 attach(self.anchors[ev.anchor])
             elif isinstance(ev, ScalarEvent):
-                tag = ev.tag
+                tag: Any = ev.tag
                 if tag is None or tag == "!":
-                    tag = p.resolve(_ScalarNode, ev.value, ev.implicit)
-                n: Node = _ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
+                    tag = _plain_tag(ev.value) if ev.implicit[0] else _STR_TAG_OBJ
+                n: Node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -388,7 +391,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq"
-                n = _SequenceNode(tag, [], ev.start_mark, None, ev.flow_style)
+                n = SequenceNode(tag, [], ev.start_mark, None, ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -398,7 +401,7 @@ class _EventComposer:
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
                 tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:map"
-                n = _MappingNode(tag, [], ev.start_mark, None, ev.flow_style)
+                n = MappingNode(tag, [], ev.start_mark, None, ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
@@ -476,38 +479,73 @@ def _over_event_limit(data: bytes) -> bool:
     return bool(events > MAX_PARSE_EVENTS)
 
 
-def _release(loader: Any) -> None:
-    """Break the loader's self-references, so that it (and its copy of the input) is freed at
-    once instead of by the cyclic garbage collector."""
-    loader.dispose()
-    loader._parser = loader._composer = loader.loadumper = loader._resolver = None
-
-
 def _compose_all(data: bytes) -> list[Node]:
-    if CParser is None or _may_nest_deeper(data):
-        return _EventComposer(data).documents()
+    """The documents of ``data`` as composed by libyaml (raises libyaml's error)."""
+    if _may_nest_deeper(data):
+        return _EventComposer(_Loader(data)).documents()
     if _over_event_limit(data):
         raise _too_many_events()
     loader = _Loader(data)
     nodes: list[Node] = []
-    # The C composer makes the node classes it finds in its module: ours, for this parse only.
-    # The lock keeps two threads' parses from restoring ruamel's classes under each other (a
-    # ruamel loader running meanwhile in another thread gets ours, which are its subclasses).
-    module = vars(_ruamel_yaml)
-    with _C_COMPOSER_LOCK:
-        saved = {name: module[name] for name in _C_NODE_CLASSES}
-        module.update(_C_NODE_CLASSES)
-        try:
-            while loader.check_node():
-                nodes.append(loader.get_node())
-        except MarkedYAMLError as e:
-            if "duplicate anchor" in str(e):
-                return _EventComposer(data).documents()
-            raise
-        finally:
-            module.update(saved)
-            _release(loader)
+    try:
+        while loader.check_node():
+            nodes.append(loader.get_node())
+    except MarkedYAMLError as e:
+        if "duplicate anchor" in str(e):
+            return _EventComposer(_Loader(data)).documents()
+        raise
+    finally:
+        loader.dispose()
     return nodes
+
+
+def _describe(e: MarkedYAMLError) -> str:
+    """A parser error as one line: what it was doing and what it found, without the
+    excerpts of the file that ruamel adds."""
+    return " ".join(str(x) for x in (e.context, e.problem) if x) or "invalid YAML"
+
+
+def _located(e: MarkedYAMLError, message: str) -> YamlLoadError:
+    mark = e.problem_mark or e.context_mark
+    return YamlLoadError(message, mark.line + 1, mark.column + 1) if mark is not None else YamlLoadError(message)
+
+
+def _compose(data: bytes, source: str) -> list[Node]:
+    """The documents of a file as yaml.v3 (kustomize's parser) reads them, or the located
+    error of a file that yaml.v3 refuses too.
+
+    libyaml reads almost every file, fast. A file it refuses (ScannerError, ParserError: never
+    a limit) is read again with ``goyaml``, ruamel's pure-Python YAML 1.2 parser with yaml.v3's
+    scanning rules: the libyaml bundled with ruamel.yaml.clib is older than yaml.v3 and refuses
+    some YAML that yaml.v3 reads (``[os:etcd:backup]``). Its verdict is the file's; its error
+    says what it refused, and what libyaml had said. A file with a directive goes to ``goyaml``
+    directly: libyaml accepts ``%YAML 1.2`` and yaml.v3 does not. ``goyaml`` is pure Python,
+    so it reads only files within ``MAX_FALLBACK_BYTES`` and ``MAX_FALLBACK_BRACKETS``, through
+    the same composer limits (depth, events) and constructor limits (nodes) as libyaml's."""
+    small = len(data) <= MAX_FALLBACK_BYTES and data.count(b"[") + data.count(b"{") <= MAX_FALLBACK_BRACKETS
+    if small and _DIRECTIVE.search(data):
+        try:
+            return _EventComposer(goyaml.parser(source)).documents()
+        except MarkedYAMLError as e:
+            raise _located(e, _describe(e)) from None
+    try:
+        return _compose_all(data)
+    except (ScannerError, ParserError) as e:
+        libyaml = e
+    mark = libyaml.problem_mark or libyaml.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "the start"
+    if not small:
+        err = _located(
+            libyaml,
+            f"libyaml refused it ({_describe(libyaml)}); the file is over {MAX_FALLBACK_BYTES} bytes or "
+            f"{MAX_FALLBACK_BRACKETS} brackets, so it was not read again with the YAML 1.2 parser",
+        )
+        err.code = "input-limit"
+        raise err from None
+    try:
+        return _EventComposer(goyaml.parser(source)).documents()
+    except MarkedYAMLError as e:
+        raise _located(e, f"{_describe(e)} (YAML 1.2 parser; libyaml refused it too: {_describe(libyaml)}, at {where})") from None
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -516,41 +554,66 @@ _FLOAT_TAG = "tag:yaml.org,2002:float"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_BINARY_TAG = "tag:yaml.org,2002:binary"
 
 
 def resolve_scalar(tag: str, value: str) -> Any:
+    """The value of a scalar with a resolved tag, as yaml.v3's resolve.go decodes it; a
+    timestamp stays text (goyaml.v2, which re-reads substituted objects, keeps it so)."""
     if tag == _INT_TAG:
-        v = value.replace("_", "")
-        if len(v) > MAX_INT_DIGITS:
-            return value
-        try:
-            sign = -1 if v.startswith("-") else 1
-            body = v.lstrip("+-")
-            if body.startswith(("0x", "0X")):
-                return sign * int(body[2:], 16)
-            if body.startswith(("0o", "0O")):
-                return sign * int(body[2:], 8)
-            if body.startswith(("0b", "0B")):
-                return sign * int(body[2:], 2)
-            return int(v)
-        except ValueError:
-            return value
+        v = _go_int(value.replace("_", ""))
+        return value if v is None else v
     if tag == _FLOAT_TAG:
-        v = value.replace("_", "").lower()
-        if v in (".inf", "+.inf"):
-            return float("inf")
-        if v == "-.inf":
-            return float("-inf")
-        if v == ".nan":
-            return float("nan")
-        try:
-            return float(v)
-        except ValueError:
-            return value
+        special = {".nan": math.nan, ".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf}.get(value.lower())
+        if special is not None:
+            return special
+        f = _go_float(value if value.startswith(".") else value.replace("_", ""))
+        return value if f is None else f
     if tag == _BOOL_TAG:
-        return value.lower() == "true"
+        return value in ("true", "True", "TRUE")
     if tag == _NULL_TAG:
         return None
+    return value  # a timestamp too: only the constructor writes it as JSON does (_explicit_scalar)
+
+
+# resolve.go resolvableTag: an explicit tag of these must fit the text ("cannot decode ...")
+_CHECKED_TAGS = {"tag:yaml.org,2002:" + t for t in ("int", "float", "bool", "null", "timestamp")}
+
+
+def _explicit_scalar(tag: str, node: Node) -> Any:
+    """A scalar whose tag is not ``!!str``: resolve.go resolve(tag, text), and decode.go
+    (*decoder).scalar for ``!!binary`` (base64, line breaks ignored, as text)."""
+    if tag == _BINARY_TAG:
+        try:
+            data = base64.b64decode(node.value.replace("\n", "").replace("\r", ""), validate=True)
+        except ValueError:
+            raise YamlLoadError("!!binary value contains invalid base64 data", node.start_mark.line + 1, node.start_mark.column + 1) from None
+        return data.decode("utf-8", "replace")  # encoding/json writes invalid UTF-8 as U+FFFD
+    if tag in _CHECKED_TAGS:
+        natural = plain_scalar_tag(node.value)
+        if natural != tag and not (tag == _FLOAT_TAG and natural == _INT_TAG):
+            raise YamlLoadError(
+                f"cannot decode !!{natural.rsplit(':', 1)[1]} `{node.value[:80]}` as a !!{tag.rsplit(':', 1)[1]}",
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+            )
+        if tag == _FLOAT_TAG and natural == _INT_TAG:
+            v = _go_int(node.value.replace("_", ""))
+            return node.value if v is None else float(v)
+    if tag == _TIMESTAMP_TAG:  # a time.Time, which encoding/json writes in RFC 3339
+        t = _go_time(node.value)
+        return node.value if t is None else t
+    value = resolve_scalar(tag, node.value)
+    if isinstance(value, float) and not math.isfinite(value):
+        # kustomize's Resource.AsYAML encodes every object as JSON (encoding/json), which has
+        # no NaN or Infinity: the build fails
+        go = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+        raise YamlLoadError(
+            f"json: unsupported value: {go} (kustomize converts every object to JSON)",
+            node.start_mark.line + 1,
+            node.start_mark.column + 1,
+        )
     return value
 
 
@@ -607,7 +670,7 @@ class _Constructor:
     def _child(self, node: Node, depth: int, where: Any) -> Any:
         """Build a child; an alias expansion over the limit is located where the alias is used
         (``where``, the outermost such place), not at the shared anchor."""
-        alias = node.__class__ is not _ScalarNode and id(node) in self._built
+        alias = node.__class__ is not ScalarNode and id(node) in self._built
         if alias:
             self.aliased = True
         try:
@@ -617,6 +680,13 @@ class _Constructor:
                 e.line, e.column = where.line + 1, where.column + 1
             raise
 
+    def _duplicate(self, key: str, knode: Node) -> None:
+        if len(self.duplicates) < MAX_DUPLICATE_KEYS:
+            shown = key if len(key) <= 80 else key[:80] + "..."
+            self.duplicates.append((shown, knode.start_mark.line + 1, knode.start_mark.column + 1))
+        else:
+            self.more_duplicates += 1
+
     def build(self, node: Node, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise _too_deep(node.start_mark)
@@ -624,14 +694,14 @@ class _Constructor:
         if self.count > self.limit:
             raise self._over(node)
         cls = node.__class__
-        if cls is _ScalarNode:
+        if cls is ScalarNode:
             tag = _tag(node)
-            return node.value if tag == _STR_TAG else resolve_scalar(tag or "", node.value)
-        if cls is _SequenceNode:
+            return node.value if tag == _STR_TAG else _explicit_scalar(tag, node)
+        if cls is SequenceNode:
             self._built.add(id(node))
             out_l: list[Any] = []
             for n in node.value:
-                if n.__class__ is _ScalarNode and _tag(n) == _STR_TAG:
+                if n.__class__ is ScalarNode and _tag(n) == _STR_TAG:
                     self.count += 1
                     if self.count > self.limit:
                         raise self._over(n)
@@ -639,18 +709,36 @@ class _Constructor:
                 else:
                     out_l.append(self._child(n, depth + 1, node.start_mark))
             return out_l
-        if cls is _MappingNode:
+        if cls is MappingNode:
             self._built.add(id(node))
             out: dict[Any, Any] = {}
             merges: list[Any] = []
+            dropped: set[str] = set()
             for knode, vnode in node.value:
-                if knode.__class__ is _ScalarNode:
+                if knode.__class__ is ScalarNode:
                     if _tag(knode) == _MERGE_TAG:
-                        merges.append(self._child(vnode, depth + 1, knode.start_mark))
+                        if merges:  # yaml.v3 compares "<<" keys by text like any other
+                            self._duplicate("<<", knode)
+                        merged = self._child(vnode, depth + 1, knode.start_mark)
+                        # yaml.v3 decode.go (*decoder).merge, failWantMap
+                        if not isinstance(merged, dict) and not (isinstance(merged, list) and all(isinstance(x, dict) for x in merged)):
+                            raise YamlLoadError(
+                                "map merge requires map or sequence of maps as the value",
+                                vnode.start_mark.line + 1,
+                                vnode.start_mark.column + 1,
+                            )
+                        merges.append(merged)
                         continue
                     # kyaml keeps keys as node text (yaml.v3 compares them by text): `1: a` and
                     # `"1": b` are the same key, `1` and `true` are not
                     key = knode.value
+                    if _tag(knode) == _NULL_TAG:
+                        # yaml.v3 (*decoder).mapping: a null key (`~`, `null`, empty) does not
+                        # decode into the string key of kyaml's JSON map, so the entry is dropped
+                        if key in out or key in dropped:
+                            self._duplicate(key, knode)
+                        dropped.add(key)
+                        continue
                 else:
                     # "? [a, b]: v": kyaml reads it, but the object cannot become JSON, so the
                     # build fails (and turning the key into text grows exponentially with nesting)
@@ -659,13 +747,9 @@ class _Constructor:
                         knode.start_mark.line + 1,
                         knode.start_mark.column + 1,
                     )
-                if key in out:
-                    if len(self.duplicates) < MAX_DUPLICATE_KEYS:
-                        shown = key if len(key) <= 80 else key[:80] + "..."
-                        self.duplicates.append((shown, knode.start_mark.line + 1, knode.start_mark.column + 1))
-                    else:
-                        self.more_duplicates += 1
-                if vnode.__class__ is _ScalarNode and _tag(vnode) == _STR_TAG:
+                if key in out or key in dropped:
+                    self._duplicate(key, knode)
+                if vnode.__class__ is ScalarNode and _tag(vnode) == _STR_TAG:
                     self.count += 2
                     if self.count > self.limit:
                         raise self._over(vnode)
@@ -673,11 +757,10 @@ class _Constructor:
                 else:
                     self.count += 1
                     out[key] = self._child(vnode, depth + 1, knode.start_mark)
-            for m in merges:  # explicit keys win over merged ones
+            for m in merges:  # explicit keys win over merged ones, earlier merged maps over later
                 for src in m if isinstance(m, list) else [m]:
-                    if isinstance(src, dict):
-                        for k, v in src.items():
-                            out.setdefault(k, v)
+                    for k, v in src.items():
+                        out.setdefault(k, v)
             return out
         return None  # pragma: no cover
 
@@ -703,15 +786,11 @@ def load_documents(file: str, data: bytes) -> LoadResult:
     if data.count(b"%TAG") > MAX_TAG_DIRECTIVES and len(_TAG_DIRECTIVE.findall(data)) > MAX_TAG_DIRECTIVES:
         return LoadResult([], [YamlLoadError(f"more than {MAX_TAG_DIRECTIVES} %TAG directives", code="input-limit")])
     try:
-        nodes = _compose_all(data)
+        nodes = _compose(data, source)
     except YamlLoadError as e:
         return LoadResult([], [e.with_traceback(None)])
-    except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        col = mark.column + 1 if mark is not None else 1
-        msg = " ".join(str(x) for x in (e.context, e.problem) if x)
-        return LoadResult([], [YamlLoadError(msg or "invalid YAML", line, col)])
+    except MarkedYAMLError as e:  # a composer's (undefined alias), or a reader's
+        return LoadResult([], [_located(e, _describe(e))])
     except (YAMLError, RecursionError, ValueError, TypeError) as e:
         return LoadResult([], [YamlLoadError(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}")])
     docs: list[Document] = []

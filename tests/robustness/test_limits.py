@@ -493,3 +493,29 @@ def test_huge_integer_literal_stays_text():
     data = out.documents[0].data
     assert data["a"] == "0x" + "f" * 5000 and data["b"] == 12
     json.dumps(data)  # printable: no int beyond Python's digit limit
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"- [a:b]\n" * 20000,  # over MAX_FALLBACK_BYTES
+        (b"- " + b"[" * 200 + b"a:b" + b"]" * 200 + b"\n") * 60,  # over MAX_FALLBACK_BRACKETS, nested 200 deep
+        (b"- {" + b", ".join(b"k%d: a:b" % i for i in range(100)) + b"}\n") * 90,  # under both: read again
+        b"x: [a:b]\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+        + b"".join(b"a%d: &a%d [%s]\n" % (i, i, b", ".join([b"*a%d" % (i - 1)] * 10)) for i in range(1, 9)),
+        b"a: " + b"[" * 5000 + b"a:b",  # deeper than MAX_DEPTH
+    ],
+    ids=["over-size", "deep-flow-lines", "dense-keys", "alias-bomb", "deep"],
+)
+def test_files_libyaml_refuses_are_read_again_within_limits(data):
+    """The YAML 1.2 parser that reads again what libyaml refuses (issue 12) is pure Python: it
+    reads only files under MAX_FALLBACK_BYTES and MAX_FALLBACK_BRACKETS, through the same
+    depth, event and node limits; anything else is a located input-limit error, at once."""
+    from fluxgraph.yamlio import load_documents
+
+    t = time.process_time()
+    res = load_documents("h.yaml", data)
+    assert time.process_time() - t < 10
+    for e in res.errors:
+        assert e.code == "input-limit" and e.line >= 1
+    assert res.documents or res.errors
