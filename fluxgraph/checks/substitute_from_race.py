@@ -45,11 +45,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     kustomization=ks.id,
                     related=[own[0].obj.location],
                     subject=f"{ks.id}|{target}|self",
+                    nofix=f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision",
                 )
             else:
                 if any(ordered_after(cluster, ks.id, p.owner) for p in prods):
                     continue
                 p = prods[0]
+                owners = sorted({q.owner for q in prods})
                 via = f" ({p.how})" if p.how else ""
                 raw = ctx.finding(
                     f"Kustomization {ks.id} substitutes from {target}, which Kustomization {p.owner} applies{via}, "
@@ -60,6 +62,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     kustomization=ks.id,
                     related=[p.obj.location],
                     subject=f"{ks.id}|{target}|{p.owner}",
+                )
+                # for `fluxgraph fix`: the Kustomization to depend on, when there is one
+                raw = replace(
+                    raw,
+                    details=(("producer", p.owner), ("source", target))
+                    if len(owners) == 1
+                    else (("nofix", f"{' and '.join(owners)} all apply {target}: which one to depend on is a decision"),),
                 )
             if sf.optional:
                 raw = replace(raw, severity=Severity.ERROR)  # documented variant: silently renders blanks
