@@ -17,6 +17,7 @@ from fluxgraph.catalog import load_catalog
 from fluxgraph.checks import CheckContext, phase_of, registry
 from fluxgraph.findings import Finding, RawFinding, Severity
 from fluxgraph.model import FluxgraphError, Problem
+from fluxgraph.repofs import RepoFS
 from fluxgraph.suppress import Suppression, apply, collect
 
 
@@ -156,9 +157,10 @@ def run_checks(
     )
 
 
-def analyze(path: str | Path, **kwargs: Any) -> Report:
-    """Load the repository and run the checks. Keyword arguments are those of ``api.load``
-    plus those of ``run_checks``."""
+def analyze(path: str | Path | RepoFS, **kwargs: Any) -> Report:
+    """Load the repository (a directory, or a ``RepoFS`` such as a git revision or the
+    repository with ``fluxgraph fix``'s changes in memory) and run the checks. Keyword arguments
+    are those of ``api.load`` plus those of ``run_checks``."""
     check_keys = ("enabled", "disabled", "severities", "options", "exclude", "baseline")
     check_kwargs = {k: kwargs.pop(k) for k in check_keys if k in kwargs}
     repo = load(path, **kwargs)
