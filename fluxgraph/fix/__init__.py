@@ -139,6 +139,12 @@ def _render(
             continue
         accepted: list[Edit] = []
         new_text = text
+        every = list(dict.fromkeys(e for p in mine for e in p.edits if e.file == rel))
+        try:  # usually all of them go together; else one proposal after the other
+            new_text = editor.apply(every)
+            accepted, mine = every, []
+        except (EditError, NotRoundTrip):
+            pass
         for p in mine:
             edits = [e for e in p.edits if e.file == rel]
             try:

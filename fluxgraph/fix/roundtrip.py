@@ -20,6 +20,7 @@ import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -114,20 +115,28 @@ def _candidates(lines: list[str]) -> list[Style]:
     return out[:6]
 
 
+def _load(text: str) -> list[Any]:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ReusedAnchorWarning: an anchor defined again is valid YAML
+        return list(y.load_all(text))
+
+
+def _dump(docs: list[Any], style: Style, explicit_start: bool) -> str:
+    y = YAML(typ="rt")
+    y.width = _WIDTH
+    y.indent(mapping=style.mapping, sequence=style.sequence, offset=style.offset)
+    y.explicit_start = explicit_start
+    buf = io.StringIO()
+    y.dump_all(docs, buf)
+    return buf.getvalue()
+
+
 def dump(text: str, style: Style) -> str:
     """``text`` loaded and dumped by ruamel.yaml's round-trip mode with ``style`` (raises what
     ruamel.yaml raises)."""
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.width = _WIDTH
-    y.indent(mapping=style.mapping, sequence=style.sequence, offset=style.offset)
-    y.explicit_start = text.startswith("---")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ReusedAnchorWarning: an anchor defined again is valid YAML
-        docs = list(y.load_all(text))
-        buf = io.StringIO()
-        y.dump_all(docs, buf)
-    return buf.getvalue()
+    return _dump(_load(text), style, text.startswith("---"))
 
 
 @dataclass(frozen=True)
@@ -219,14 +228,18 @@ def roundtrip(text: str) -> Style:
     lines = body.splitlines(keepends=True)
     best: tuple[int, str] | None = None
     found: NotRoundTrip | None = None
+    try:
+        docs = _load(body)
+    except (YAMLError, ValueError, TypeError, AttributeError, RecursionError) as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = (mark.line + 1 + offset) if mark is not None else 0
+        what = " ".join(str(p) for p in (getattr(e, "context", None), getattr(e, "problem", None)) if p) or type(e).__name__
+        raise NotRoundTrip("load-error", f"ruamel.yaml cannot load it: {what}" + (f" (line {line})" if line else ""), line) from None
     for style in _candidates(lines):
         try:
-            out = dump(body, style)
+            out = _dump(docs, style, body.startswith("---"))
         except (YAMLError, ValueError, TypeError, AttributeError, RecursionError) as e:
-            mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-            line = (mark.line + 1 + offset) if mark is not None else 0
-            what = " ".join(str(p) for p in (getattr(e, "context", None), getattr(e, "problem", None)) if p) or type(e).__name__
-            raise NotRoundTrip("load-error", f"ruamel.yaml cannot load it: {what}" + (f" (line {line})" if line else ""), line) from None
+            raise NotRoundTrip("rewritten", f"ruamel.yaml cannot write it again: {type(e).__name__}: {str(e)[:80]}") from None
         if out == body:
             return style
         i, x, y = _first_difference(body, out)

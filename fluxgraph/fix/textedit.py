@@ -136,8 +136,13 @@ def _entry(node: Node, key: str) -> tuple[ScalarNode, Node] | None:
     return None
 
 
+def _style(node: ScalarNode) -> str | None:
+    """The scalar's style: None for plain (the C composer gives "" for it)."""
+    return node.style or None
+
+
 def _is_null(node: Node) -> bool:
-    return isinstance(node, ScalarNode) and node.style is None and node.value in ("", "~", "null", "Null", "NULL")
+    return isinstance(node, ScalarNode) and _style(node) is None and node.value in ("", "~", "null", "Null", "NULL")
 
 
 def _flow(node: Node) -> bool:
@@ -178,9 +183,20 @@ def _check_no_alias(parent_key: ScalarNode, value: Node) -> None:
 def _scalar_map(node: ScalarNode, t: _Text) -> list[int]:
     """Source offset of every character of the scalar's value, plus one for its end."""
     value = node.value
-    style = node.style
+    style = _style(node)
     s = t.offset(node.start_mark.line, node.start_mark.column)
     e = t.offset(node.end_mark.line, node.end_mark.column)
+    if style == ">":
+        raise EditError(f"line {node.start_mark.line + 1}: the string is a folded block scalar (>)")
+    if style != "|":
+        # the start mark is at the node's properties (&anchor, !tag) when it has any
+        while t.text[s : s + 1] in ("&", "!"):
+            m = re.compile(r"[&!]\S*[ \t]+").match(t.text, s, e)
+            if m is None:
+                raise EditError(f"line {node.start_mark.line + 1}: cannot find where the string starts")
+            s = m.end()
+        if t.line_of(s) != t.line_of(e):
+            raise EditError(f"line {node.start_mark.line + 1}: the string spans several lines (multi-line plain or quoted scalar)")
     if style is None or style in ("'", '"'):
         if node.start_mark.line != node.end_mark.line:
             raise EditError(f"line {node.start_mark.line + 1}: the string spans several lines (multi-line plain or quoted scalar)")
@@ -204,10 +220,8 @@ def _scalar_map(node: ScalarNode, t: _Text) -> list[int]:
         if inner != value:
             raise EditError(f"line {node.start_mark.line + 1}: the quoted string is not written as it reads")
         return list(range(s + 1, e))
-    if style != "|":
-        raise EditError(f"line {node.start_mark.line + 1}: the string is a folded block scalar (>)")
     header = t.line(node.start_mark.line)[node.start_mark.column :]
-    if re.match(r"\|[+-]?[0-9]|\|[0-9]", header):
+    if re.search(r"\|[+-]?[0-9]", header):
         raise EditError(f"line {node.start_mark.line + 1}: the block scalar has an indentation indicator")
     first = node.start_mark.line + 1
     indent = None
@@ -249,6 +263,7 @@ def _scalar_map(node: ScalarNode, t: _Text) -> list[int]:
 
 # -- writing new YAML ----------------------------------------------------------------------------
 
+_ANCHOR = re.compile(r"&([^\s\[\]{},]+)")
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 
 
@@ -360,11 +375,13 @@ class FileEditor:
         out: list[tuple[ScalarNode | None, Node]] = [(None, node)]
         for i, step in enumerate(path):
             if isinstance(node, SequenceNode) and isinstance(step, int):
-                if _flow(node):
-                    raise EditError(f"line {node.start_mark.line + 1}: the sequence is written in flow style ([...])")
                 if not 0 <= step < len(node.value):
                     raise EditError(f"{step} is not an item of the sequence at line {node.start_mark.line + 1}")
-                node = node.value[step]
+                item = node.value[step]
+                if (item.start_mark.line, item.start_mark.column) < (node.start_mark.line, node.start_mark.column):
+                    raise EditError(f"line {node.start_mark.line + 1}: item {step} is an alias (*anchor); fluxgraph does not edit through aliases")
+                self._check_not_shared(None, item)
+                node = item
                 out.append((None, node))
                 continue
             if not isinstance(node, MappingNode) or not isinstance(step, str):
@@ -375,9 +392,23 @@ class FileEditor:
                     out.append(hit)
                 return out, i
             _check_no_alias(hit[0], hit[1])
+            self._check_not_shared(hit[0], hit[1])
             node = hit[1]
             out.append(hit)
         return out, len(path)
+
+    def _check_not_shared(self, key: ScalarNode | None, value: Node) -> None:
+        """A value (of ``key``, or a sequence item) with an anchor that an alias or a merge key
+        (``<<: *a``) refers to: an edit there would change the other places too."""
+        b = self._t.offset(value.start_mark.line, value.start_mark.column)
+        m = _ANCHOR.match(self.text, b)
+        if m is None and key is not None:
+            m = _ANCHOR.search(self.text, self._t.offset(key.end_mark.line, key.end_mark.column), b)
+        if m is not None and re.search(r"\*" + re.escape(m.group(1)) + r"(?![^\s,\]}])", self.text):
+            what = key.value if key is not None else "the item"
+            raise EditError(
+                f"line {value.start_mark.line + 1}: {what} carries the anchor &{m.group(1)}, which other values refer to (*{m.group(1)})"
+            )
 
     # -- the edits -------------------------------------------------------------------------
     def _scalar_edits(self, doc: Document, edits: list[ScalarEdit]) -> list[_Replace]:
@@ -399,11 +430,11 @@ class FileEditor:
                 if not 0 <= e.start <= e.end <= len(node.value):
                     raise EditError(f"line {node.start_mark.line + 1}: edit outside the string")
                 text = e.text
-                if node.style == '"' and ('"' in text or "\\" in text):
+                if _style(node) == '"' and ('"' in text or "\\" in text):
                     raise EditError(f"line {node.start_mark.line + 1}: the text needs escaping in a double-quoted string")
-                if node.style == "'":
+                if _style(node) == "'":
                     text = text.replace("'", "''")
-                if "\n" in text and node.style != "|":
+                if "\n" in text and _style(node) != "|":
                     raise EditError(f"line {node.start_mark.line + 1}: a line break cannot be added to this string")
                 if "\n" in text:
                     raise EditError(f"line {node.start_mark.line + 1}: fluxgraph does not add lines to a block scalar")
