@@ -16,7 +16,7 @@ from fluxgraph.api import Repository, load
 from fluxgraph.catalog import load_catalog
 from fluxgraph.checks import CheckContext, phase_of, registry
 from fluxgraph.findings import Finding, RawFinding, Severity
-from fluxgraph.model import FluxgraphError, Problem
+from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import RepoFS
 from fluxgraph.suppress import Suppression, apply, collect
 
@@ -31,6 +31,13 @@ class Report:
     suppressed: list[Finding] = field(default_factory=list)
     baselined: list[Finding] = field(default_factory=list)
     excluded: list[Finding] = field(default_factory=list)
+    # the same finding (rule, location, message) from further clusters, deduplicated away
+    also: dict[tuple[str, Location, str], list[Finding]] = field(default_factory=dict)
+
+    def instances(self, f: Finding) -> list[Finding]:
+        """``f`` and the same finding in the other clusters that report it (a file they share):
+        what a repair of ``f`` must repair in every one of them."""
+        return [f, *self.also.get((f.rule, f.location, f.message), ())]
 
     @property
     def clusters(self) -> list[str]:
@@ -86,25 +93,29 @@ def run_checks(
         and rid not in (disabled or set())
     ]
     findings: dict[tuple[Any, ...], Finding] = {}
+    also: dict[tuple[str, Location, str], list[Finding]] = {}
     not_evaluated: dict[tuple[Any, ...], Problem] = {}
     assertions = 0
 
     def stamp(rid: str, raw: RawFinding, cluster: str) -> None:
         sev = (severities or {}).get(rid) or raw.severity or catalog[rid].severity
         key = (rid, raw.location, raw.message)
+        f = Finding(
+            location=raw.location,
+            rule=rid,
+            severity=sev,
+            message=raw.message,
+            cluster=cluster,
+            obj=raw.obj,
+            kustomization=raw.kustomization,
+            related=raw.related,
+            fingerprint=Finding.fingerprint_of(rid, raw),
+            details=raw.details,
+        )
         if key not in findings:
-            findings[key] = Finding(
-                location=raw.location,
-                rule=rid,
-                severity=sev,
-                message=raw.message,
-                cluster=cluster,
-                obj=raw.obj,
-                kustomization=raw.kustomization,
-                related=raw.related,
-                fingerprint=Finding.fingerprint_of(rid, raw),
-                details=raw.details,
-            )
+            findings[key] = f
+        elif findings[key].cluster != cluster:
+            also.setdefault(key, []).append(f)
 
     phase1 = [r for r in rule_ids if phase_of(r) == 1]
     phase2 = [r for r in rule_ids if phase_of(r) == 2]
@@ -154,6 +165,7 @@ def run_checks(
         suppressed=suppressed,
         baselined=baselined,
         excluded=excluded,
+        also=also,
     )
 
 

@@ -384,3 +384,19 @@ def test_new_depends_on_follows_the_repository_and_adds_the_namespace_when_neede
     assert "  interval: 10m\n  dependsOn:\n  - name: settings\n    namespace: flux-system\n  path: ./apps\n" in result.changes[
         "clusters/lab/apps.yaml"
     ].new.decode()
+
+
+def test_a_finding_two_clusters_share_is_fixed_in_both(tmp_path):
+    """The engine reports a finding once when two clusters raise it at the same place: the fix
+    must add the dependsOn in both clusters' declarations, or the finding stays."""
+    repo = _copy(FIXTURES / "prerequisite-without-depends-on" / "bad", tmp_path)
+    shutil.copytree(repo / "clusters" / "test", repo / "clusters" / "test2")
+    sync = repo / "clusters" / "test2" / "flux-system" / "gotk-sync.yaml"
+    sync.write_text(sync.read_text().replace("./clusters/test\n", "./clusters/test2\n"))
+    report = analyze(repo)
+    shared = [f for f in report.findings if f.rule == "prerequisite-without-depends-on"]
+    assert shared and all(len(report.instances(f)) == 2 for f in shared)
+    before, result, after, fixed = _fix_then_check(repo)
+    assert sorted(result.changes) == ["clusters/test/apps.yaml", "clusters/test2/apps.yaml"]
+    assert {(f.rule, f.fingerprint) for f in shared} <= fixed and not fixed & _keys(after)
+    assert _keys(after) <= _keys(before)

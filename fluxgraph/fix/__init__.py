@@ -187,8 +187,45 @@ def _known(report: Report) -> set[tuple[str, str]]:
     return {_key(f) for f in [*report.findings, *report.suppressed, *report.baselined, *report.excluded]}
 
 
+def _lineage(report: Report, f: Finding) -> set[tuple[str, str]]:
+    """(cluster, Kustomization) of the finding and of every Kustomization that applies it."""
+    out: set[tuple[str, str]] = set()
+    for inst in report.instances(f):
+        if not inst.kustomization:
+            continue
+        out.add((inst.cluster, inst.kustomization))
+        for c in report.repo.clusters:
+            if c.name == inst.cluster:
+                out.update((c.name, k) for k in c.ancestors(inst.kustomization))
+    return out
+
+
+def _files_of(reports: list[Report], lineage: set[tuple[str, str]]) -> set[str]:
+    """Every file the builds of those Kustomizations read (and where they are declared)."""
+    out: set[str] = set()
+    for r in reports:
+        for c in r.repo.clusters:
+            for name, ks_id in lineage:
+                node = c.kustomizations.get(ks_id) if c.name == name else None
+                if node is not None:
+                    out |= node.files
+                    if node.declared_at is not None:
+                        out.add(node.declared_at.file)
+    return out
+
+
+def _built_before(before: Report, f: Finding) -> bool:
+    for c in before.repo.clusters:
+        if c.name == f.cluster:
+            node = c.kustomizations.get(f.kustomization or "")
+            return node is not None and node.status == "built"
+    return False
+
+
 def _judge(recheck: Recheck, after: list[Report], active: list[Proposal]) -> dict[int, str]:
-    """Proposals to withhold after the re-check: id -> why."""
+    """Proposals to withhold after the re-check: id -> why. A new finding is blamed on the fixes
+    that edit its file (or a related one), else on those of its Kustomization or of one that
+    applies it (a fix that lets a parent build again uncovers its children), else on all."""
     out: dict[int, str] = {}
     still = {_key(f) for f in after[0].findings}
     for p in active:
@@ -201,8 +238,21 @@ def _judge(recheck: Recheck, after: list[Report], active: list[Proposal]) -> dic
             if _key(f) in known:
                 continue
             files = {f.location.file, *(r.file for r in f.related)}
-            why = f"after the fix the re-check reports a new finding: {f.rule} at {f.location}: {f.message[:160]}"
+            where = f"{f.rule} at {f.location}: {f.message[:160]}"
+            if f.kustomization and not _built_before(before, f):
+                why = (
+                    f"after the fix Kustomization {f.kustomization} builds, which it did not before, and the re-check "
+                    f"reports a finding there that was hidden: {where}"
+                )
+            else:
+                why = f"after the fix the re-check reports a new finding: {where}"
             hit = [p for p in active if p.files & files]
+            if not hit:
+                lineage = _lineage(now, f)
+                hit = [p for p in active if any((g.cluster, g.kustomization) in lineage for g in p.findings)]
+            if not hit:
+                read = _files_of([before, now], _lineage(now, f))
+                hit = [p for p in active if p.files & read]
             for p in hit or active:
                 out.setdefault(id(p), why)
     return out
@@ -241,10 +291,25 @@ def plan_fixes(
         fixer = FIXERS.get(f.rule)
         if fixer is None or (rules is not None and f.rule not in rules):
             continue
+        # the same finding in every cluster that reports it (a file they share): fixed in all
+        # of them, or not at all
+        instances = report.instances(f)
         try:
-            proposals.append(fixer(f, ctx))
+            made: list[Proposal] = []
+            for inst in instances:
+                try:
+                    made.append(fixer(inst, ctx))
+                except NoFix as e:
+                    raise NoFix(f"in cluster {inst.cluster}: {e}" if len(instances) > 1 else str(e)) from None
         except NoFix as e:
             result.not_fixed.append(NotFixed(f, str(e)))
+            continue
+        first = made[0]
+        first.findings = [f]
+        first.edits = list(dict.fromkeys(e for p in made for e in p.edits))
+        if len({p.target for p in made}) > 1:
+            first.target = None  # the per-object choice of the opt-out needs one object
+        proposals.append(first)
     proposals = _merge(consolidate(proposals))
     dropped = nested_unescaped(proposals)
     blocked: dict[int, str] = dict(dropped)
