@@ -400,3 +400,50 @@ def test_a_finding_two_clusters_share_is_fixed_in_both(tmp_path):
     assert sorted(result.changes) == ["clusters/test/apps.yaml", "clusters/test2/apps.yaml"]
     assert {(f.rule, f.fingerprint) for f in shared} <= fixed and not fixed & _keys(after)
     assert _keys(after) <= _keys(before)
+
+
+def test_dashboard_with_a_flux_variable_is_escaped_not_opted_out(tmp_path):
+    repo = _copy(FIXTURES / "unintended-substitution" / "bad", tmp_path)
+    dash = repo / "apps" / "dashboard.yaml"
+    dash.write_text(dash.read_text().replace('"title": "Nodes"', '"title": "Nodes of ${CLUSTER_NAME}"'))
+    before, result, after, fixed = _fix_then_check(repo)
+    text = dash.read_text()
+    assert '"uid": "$${DS_PROMETHEUS}"' in text and "Nodes of ${CLUSTER_NAME}" in text
+    assert "substitute: disabled" not in text
+    assert not fixed & _keys(after) and _keys(after) <= _keys(before)
+
+
+def test_a_file_that_does_not_round_trip_is_left_alone_and_listed(tmp_path):
+    repo = _copy(FIXTURES / "prunable-shared-namespace" / "bad", tmp_path)
+    ns = repo / "infra" / "network" / "namespace.yaml"
+    ns.write_text(ns.read_text().replace("  labels:\n    app.kubernetes.io/part-of: network\n", "  labels: { app.kubernetes.io/part-of: network }\n"))
+    before = ns.read_bytes()
+    res = CliRunner().invoke(main, ["fix", str(repo), "--write"])
+    assert res.exit_code == 0, res.output
+    assert "left alone (does not round-trip exactly): infra/network/namespace.yaml: line 6 has a flow collection" in res.stderr
+    assert "not fixed: infra/network/namespace.yaml:2:1 prunable-shared-namespace: infra/network/namespace.yaml is left alone" in res.stderr
+    assert ns.read_bytes() == before
+    assert "kustomize.toolkit.fluxcd.io/prune: disabled" in (repo / "infra" / "kube-system.yaml").read_text()
+
+
+def test_hook_in_a_one_line_flow_command_and_the_kinds_without_a_fix(tmp_path):
+    repo = _copy(FIXTURES / "hook-fails-on-success" / "bad", tmp_path)
+    dep = repo / "apps" / "deployment.yaml"
+    text = dep.read_text()
+    dep.write_text(text.replace('command: ["/app/drain", "--grace", "20s"]', 'command: ["/bin/sh", "-c", "test -f /tmp/x && /app/drain"]'))
+    before, result, after, fixed = _fix_then_check(repo)
+    assert 'command: ["/bin/sh", "-c", "if test -f /tmp/x; then /app/drain; fi"]' in dep.read_text()
+    reasons = {n.finding.location.file: n.reason for n in result.not_fixed}
+    assert "decision" in reasons["apps/cache.yaml"] and "decision" in reasons["apps/cronjob.yaml"]
+    assert not fixed & _keys(after) and _keys(after) <= _keys(before)
+
+
+def test_diff_marks_a_file_without_final_newline(tmp_path):
+    repo = _copy(FIXTURES / "prunable-shared-namespace" / "bad", tmp_path)
+    ns = repo / "infra" / "network" / "namespace.yaml"
+    ns.write_text(ns.read_text().rstrip("\n"))
+    result = fix_repository(repo, rules={"prunable-shared-namespace"})
+    diff = result.diff()
+    assert "+    kustomize.toolkit.fluxcd.io/prune: disabled\n\\ No newline at end of file\n" in diff
+    assert result.write() == []
+    assert ns.read_text().endswith("  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled")
