@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux
 from fluxgraph.fix.textedit import Edit, MapSet, ScalarEdit, SeqAppend
-from fluxgraph.model import as_dict, dotted, value_at
+from fluxgraph.model import as_dict, dotted, string_values, value_at
 
 if TYPE_CHECKING:
     from fluxgraph.api import Repository
@@ -114,8 +114,6 @@ def source_string(obj: AppliedObject, path: Path) -> tuple[str, Document, Path]:
         )
     if value_at(doc.data, path) == text:
         return obj.resource.origin.file, doc, path
-    from fluxgraph.model import string_values
-
     hits = [p for p, s in string_values(doc.data, (), text if isinstance(text, str) else "") if s == text]
     if len(hits) == 1:
         return obj.resource.origin.file, doc, hits[0]
