@@ -3,8 +3,9 @@
 # tested locally: tests/test_action.py runs it with GITHUB_OUTPUT/GITHUB_STEP_SUMMARY set.
 #   github-action.sh check   runs fluxgraph check; writes annotations, SARIF and a summary
 #   github-action.sh graph   writes what the pull request changes (fluxgraph diff, Mermaid)
+#   github-action.sh fix     runs fluxgraph fix in diff mode; writes the diff to the log and summary
 set -uo pipefail
-step="${1:?usage: github-action.sh check|graph}"
+step="${1:?usage: github-action.sh check|graph|fix}"
 path="${FG_PATH:-.}"
 out_dir="${RUNNER_TEMP:-$(mktemp -d)}"
 : "${GITHUB_OUTPUT:=/dev/null}" "${GITHUB_STEP_SUMMARY:=/dev/null}"
@@ -55,6 +56,27 @@ case "$step" in
     if [ -n "${PR_NUMBER:-}" ] && [ -n "${GH_TOKEN:-}" ] && command -v gh >/dev/null 2>&1; then
       gh pr comment "$PR_NUMBER" --body-file "$out_dir/comment.md" || echo "could not comment on the pull request" >&2
     fi
+    ;;
+  fix)
+    # diff mode only: nothing in the checkout is written
+    fluxgraph fix "$path" > "$out_dir/fix.diff" 2> "$out_dir/fix.log"
+    rc=$?
+    cat "$out_dir/fix.log" >&2
+    if [ "$rc" -eq 1 ]; then
+      cat "$out_dir/fix.diff"
+      {
+        echo "### fluxgraph fix"
+        echo
+        echo "\`fluxgraph fix --write\` would make these changes:"
+        echo
+        echo '```diff'
+        cat "$out_dir/fix.diff"
+        echo '```'
+      } >> "$GITHUB_STEP_SUMMARY"
+      echo "fix-diff=$out_dir/fix.diff" >> "$GITHUB_OUTPUT"
+    fi
+    echo "fix-exit-code=$rc" >> "$GITHUB_OUTPUT"
+    exit 0  # reported, not a failure of the job: check's findings decide that
     ;;
   *)
     echo "unknown step: $step" >&2

@@ -14,7 +14,7 @@ from pathlib import Path
 from fluxgraph.findings import Severity
 from fluxgraph.yamlio import load_text
 
-REQUIRED_SECTIONS = ("What it does", "Why is this a hazard?", "Example", "Fix", "How to suppress", "References")
+REQUIRED_SECTIONS = ("What it does", "Why is this a hazard?", "Example", "Fix", "Automatic fix", "How to suppress", "References")
 _ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 
 
@@ -29,6 +29,8 @@ class RuleSpec:
     default: bool
     body: str
     path: str
+    # whether `fluxgraph fix` repairs it (front matter ``autofix``; section "Automatic fix" says how)
+    autofix: bool = False
 
     def section(self, title: str) -> str:
         m = re.search(rf"^## {re.escape(title)}\s*\n(.*?)(?=^## |\Z)", self.body, re.M | re.S)
@@ -61,6 +63,8 @@ def parse_rule(text: str, path: str) -> RuleSpec:
     for key in ("severity", "summary", "fix"):
         if not meta.get(key):
             raise ValueError(f"{path}: front matter needs {key}")
+    if "autofix" in meta and not isinstance(meta["autofix"], bool):
+        raise ValueError(f"{path}: autofix is true or false")
     return RuleSpec(
         id=rid,
         severity=Severity.parse(str(meta["severity"])),
@@ -69,6 +73,7 @@ def parse_rule(text: str, path: str) -> RuleSpec:
         tags=tuple(str(t) for t in meta.get("tags") or ()),
         since=str(meta.get("since", "0.1.0")),
         default=bool(meta.get("default", True)),
+        autofix=meta.get("autofix") is True,
         body=text[end + 5 :].strip() + "\n",
         path=path,
     )

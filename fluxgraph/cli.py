@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,9 @@ from fluxgraph import __version__
 from fluxgraph.api import load
 from fluxgraph.export import to_json, to_text
 from fluxgraph.model import FluxgraphError
+
+if TYPE_CHECKING:
+    from fluxgraph.config import Config
 
 cluster_option = click.option("--cluster", "cluster", metavar="DIR", help="Path (relative to PATH) of the cluster's root Kustomization.")
 env_option = click.option("--env", "env", metavar="NAME", help="Shorthand for --cluster clusters/NAME.")
@@ -78,6 +81,56 @@ def _confined(base: Path, rel: str, what: str) -> None:
         RepoFS(base).read_bytes(join("", rel))
     except (PathEscape, FileTooLarge, OSError) as e:
         raise FluxgraphError(f"{what} {rel}: {getattr(e, 'strerror', None) or e}; not read") from None
+
+
+def _analysis_settings(
+    path: str,
+    config_path: str | None,
+    *,
+    cluster: str | None,
+    env: str | None,
+    flux_version: str | None,
+    strict: bool | None,
+    substitute: tuple[str, ...],
+    substitute_from: tuple[str, ...],
+    enable: tuple[str, ...] = (),
+    disable: tuple[str, ...] = (),
+    baseline_path: str | None = None,
+    read_baseline_file: bool = True,
+) -> tuple[Config, dict[str, Any]]:
+    """The configuration (``.fluxgraph.yaml`` found from PATH upwards, or --config) and the
+    keyword arguments of ``engine.analyze`` that ``check`` and ``fix`` share: the command line
+    wins over the configuration. Raises FluxgraphError."""
+    from fluxgraph.config import Config, find_config, load_config
+    from fluxgraph.suppress import read_baseline
+
+    cfg_file = Path(config_path) if config_path else find_config(Path(path))
+    if cfg_file is not None and not config_path:
+        _confined(cfg_file.parent, cfg_file.name, "configuration file")
+    cfg = load_config(cfg_file) if cfg_file else Config()
+    variables = dict(cfg.substitute)
+    variables.update(_parse_vars(substitute, substitute_from))
+    baseline = None
+    bpath = baseline_path or (str(cfg.path.parent / cfg.baseline) if cfg.baseline and cfg.path else None)
+    if bpath and read_baseline_file:
+        if not baseline_path and not config_path and cfg.path is not None and cfg.baseline:
+            _confined(cfg.path.parent, cfg.baseline, "baseline")
+        try:
+            baseline = read_baseline(bpath)
+        except ValueError as e:
+            raise FluxgraphError(str(e)) from None
+    return cfg, {
+        "cluster": cluster if cluster is not None else (cfg.cluster if env is None else None),
+        "env": env if env is not None else (cfg.env if cluster is None and cfg.cluster is None else None),
+        "flux_version": flux_version or cfg.flux_version,
+        "strict": strict if strict is not None else cfg.strict,
+        "extra_vars": variables,
+        "enabled": set(enable) or cfg.enable,
+        "disabled": set(disable) | cfg.disable,
+        "severities": cfg.severities,
+        "exclude": cfg.excluded if cfg.exclude else None,
+        "baseline": baseline,
+    }
 
 
 def _fail(msg: str) -> None:
@@ -335,13 +388,10 @@ def check(
     Exit status: 0 when no finding is at or above --fail-on, 1 when one is, 2 for a usage or
     input error (the message says which file).
     """
-    from pathlib import Path
-
-    from fluxgraph.config import Config, find_config, load_config
     from fluxgraph.engine import analyze
     from fluxgraph.findings import Severity
     from fluxgraph.render.formats import FORMATS
-    from fluxgraph.suppress import read_baseline, write_baseline
+    from fluxgraph.suppress import write_baseline
 
     formats = list(fmts) or ["text"]
     if outputs and len(outputs) != len(formats):
@@ -349,34 +399,21 @@ def check(
     if not outputs and len(formats) > 1:
         _fail("several --format need one --output each (only one report can go to stdout)")
     try:
-        cfg_file = Path(config_path) if config_path else find_config(Path(path))
-        if cfg_file is not None and not config_path:
-            _confined(cfg_file.parent, cfg_file.name, "configuration file")
-        cfg = load_config(cfg_file) if cfg_file else Config()
-        variables = dict(cfg.substitute)
-        variables.update(_parse_vars(substitute, substitute_from))
-        baseline = None
-        bpath = baseline_path or (str(cfg.path.parent / cfg.baseline) if cfg.baseline and cfg.path else None)
-        if bpath and not write_baseline_path:
-            if not baseline_path and not config_path and cfg.path is not None and cfg.baseline:
-                _confined(cfg.path.parent, cfg.baseline, "baseline")
-            try:
-                baseline = read_baseline(bpath)
-            except ValueError as e:
-                raise FluxgraphError(str(e)) from None
-        report = analyze(
+        cfg, settings = _analysis_settings(
             path,
-            cluster=cluster if cluster is not None else (cfg.cluster if env is None else None),
-            env=env if env is not None else (cfg.env if cluster is None and cfg.cluster is None else None),
-            flux_version=flux_version or cfg.flux_version,
-            strict=strict if strict is not None else cfg.strict,
-            extra_vars=variables,
-            enabled=set(enable) or cfg.enable,
-            disabled=set(disable) | cfg.disable,
-            severities=cfg.severities,
-            exclude=cfg.excluded if cfg.exclude else None,
-            baseline=baseline,
+            config_path,
+            cluster=cluster,
+            env=env,
+            flux_version=flux_version,
+            strict=strict,
+            substitute=substitute,
+            substitute_from=substitute_from,
+            enable=enable,
+            disable=disable,
+            baseline_path=baseline_path,
+            read_baseline_file=not write_baseline_path,
         )
+        report = analyze(path, **settings)
     except FluxgraphError as e:
         _fail(str(e))
         return
@@ -392,6 +429,80 @@ def check(
         _emit(FORMATS[fmt](report, color), out)
     threshold = Severity(fail_on) if fail_on else (cfg.fail_on or Severity.ERROR)
     sys.exit(0 if write_baseline_path else report.exit_code(threshold))
+
+
+@main.command("fix")
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@model_options
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="RULE",
+    help="Fix only the findings of this rule (repeatable; default: every rule with an automatic fix).",
+)
+@click.option("--write", is_flag=True, help="Edit the files in place (default: print a unified diff and write nothing).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Configuration file (default: .fluxgraph.yaml found from PATH upwards).")
+def fix_cmd(
+    path: str,
+    cluster: str | None,
+    env: str | None,
+    flux_version: str | None,
+    strict: bool | None,
+    substitute: tuple[str, ...],
+    substitute_from: tuple[str, ...],
+    rules: tuple[str, ...],
+    write: bool,
+    config_path: str | None,
+) -> None:
+    """Repair the findings of PATH that have one mechanical repair (see `fluxgraph rules`:
+    column "fix"), changing only the lines they must. Without --write, print the unified diff of
+    what would change and write nothing; with --write, edit the files in place (atomically per
+    file). Every fix is re-checked first: one that leaves its finding or adds another is not
+    made. Files that ruamel.yaml cannot round-trip exactly are left alone and listed.
+
+    Exit status: without --write 1 when there is something to change, 0 when not; with --write
+    0 when the files are written; 2 for a usage or input error or a file that cannot be written.
+    """
+    from fluxgraph.fix import fix_repository
+
+    try:
+        _, settings = _analysis_settings(
+            path,
+            config_path,
+            cluster=cluster,
+            env=env,
+            flux_version=flux_version,
+            strict=strict,
+            substitute=substitute,
+            substitute_from=substitute_from,
+        )
+        result = fix_repository(path, rules=set(rules) or None, **settings)
+    except FluxgraphError as e:
+        _fail(str(e))
+        return
+    for n in result.not_fixed:
+        click.echo(f"fluxgraph: not fixed: {n.finding.location} {n.finding.rule}: {n.reason}", err=True)
+    for la in result.left_alone:
+        click.echo(f"fluxgraph: left alone (does not round-trip exactly): {la.file}: {la.reason}", err=True)
+    if not result.changes:
+        click.echo("fluxgraph: nothing to fix", err=True)
+        sys.exit(0)
+    fixed = len(result.fixed)
+    summary = (
+        f"{len(result.fixes)} fix{'es' if len(result.fixes) != 1 else ''} for {fixed} finding{'s' if fixed != 1 else ''} "
+        f"in {len(result.changes)} file{'s' if len(result.changes) != 1 else ''}"
+    )
+    if not write:
+        click.echo(result.diff(), nl=False)
+        click.echo(f"fluxgraph: {summary}; run with --write to apply", err=True)
+        sys.exit(1)
+    failed = result.write()
+    for rel, why in failed:
+        click.echo(f"fluxgraph: error: cannot write {rel}: {why}", err=True)
+    written = len(result.changes) - len(failed)
+    click.echo(f"fluxgraph: {summary}; wrote {written} file{'s' if written != 1 else ''}", err=True)
+    sys.exit(2 if failed else 0)
 
 
 @main.command("rules")
@@ -433,8 +544,8 @@ def rules_cmd(rule_id: str | None, fmt: str, output_dir: str | None) -> None:
             click.echo(rules_index(catalog.values()), nl=False)
         return
     width = max((len(r) for r in catalog), default=10)
-    for spec in catalog.values():
-        click.echo(f"{spec.id:<{width}}  {spec.severity.value:<7}  {spec.summary}")
+    for spec in catalog.values():  # "fix": `fluxgraph fix` repairs it
+        click.echo(f"{spec.id:<{width}}  {spec.severity.value:<7}  {'fix' if spec.autofix else '-':<3}  {spec.summary}")
 
 
 def _rel_dir(p: str | None) -> str | None:

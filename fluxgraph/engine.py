@@ -17,6 +17,7 @@ from fluxgraph.catalog import load_catalog
 from fluxgraph.checks import CheckContext, phase_of, registry
 from fluxgraph.findings import Finding, RawFinding, Severity, fingerprint
 from fluxgraph.model import FluxgraphError, Location, Problem
+from fluxgraph.repofs import RepoFS
 from fluxgraph.suppress import Suppression, apply, collect
 
 
@@ -30,6 +31,17 @@ class Report:
     suppressed: list[Finding] = field(default_factory=list)
     baselined: list[Finding] = field(default_factory=list)
     excluded: list[Finding] = field(default_factory=list)
+    # the same finding (rule, location, message) from further clusters, deduplicated away
+    also: dict[tuple[str, Location, str], list[Finding]] = field(default_factory=dict)
+
+    def instances(self, f: Finding) -> list[Finding]:
+        """``f`` and the same finding in the other clusters that report it (a file they share):
+        what a repair of ``f`` must repair in every one of them. A finding reported once per
+        cause (``group_by_cause``) stands for its members: each of them, in every cluster."""
+        out: list[Finding] = []
+        for m in f.members or (f,):
+            out += [m, *self.also.get((m.rule, m.location, m.message), ())]
+        return out
 
     @property
     def clusters(self) -> list[str]:
@@ -86,26 +98,30 @@ def run_checks(
     ]
     findings: dict[tuple[Any, ...], Finding] = {}
     causes: dict[tuple[Any, ...], RawFinding] = {}  # the raw finding behind each stamped one
+    also: dict[tuple[str, Location, str], list[Finding]] = {}
     not_evaluated: dict[tuple[Any, ...], Problem] = {}
     assertions = 0
 
     def stamp(rid: str, raw: RawFinding, cluster: str) -> None:
         sev = (severities or {}).get(rid) or raw.severity or catalog[rid].severity
         key = (rid, raw.location, raw.message)
+        f = Finding(
+            location=raw.location,
+            rule=rid,
+            severity=sev,
+            message=raw.message,
+            cluster=cluster,
+            obj=raw.obj,
+            kustomization=raw.kustomization,
+            related=raw.related,
+            fingerprint=Finding.fingerprint_of(rid, raw),
+            details=raw.details,
+        )
         if key not in findings:
             causes[key] = raw
-            findings[key] = Finding(
-                location=raw.location,
-                rule=rid,
-                severity=sev,
-                message=raw.message,
-                cluster=cluster,
-                obj=raw.obj,
-                kustomization=raw.kustomization,
-                related=raw.related,
-                fingerprint=Finding.fingerprint_of(rid, raw),
-                details=raw.details,
-            )
+            findings[key] = f
+        elif findings[key].cluster != cluster:
+            also.setdefault(key, []).append(f)
 
     phase1 = [r for r in rule_ids if phase_of(r) == 1]
     phase2 = [r for r in rule_ids if phase_of(r) == 2]
@@ -159,6 +175,7 @@ def run_checks(
         suppressed=suppressed,
         baselined=baselined,
         excluded=excluded,
+        also=also,
     )
 
 
@@ -219,14 +236,16 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
                 related=tuple(related),
                 fingerprint=fingerprint(rid, where.file, subject),
                 kustomizations=tuple(ks_ids),
+                members=tuple(fs),
             )
         )
     return out
 
 
-def analyze(path: str | Path, **kwargs: Any) -> Report:
-    """Load the repository and run the checks. Keyword arguments are those of ``api.load``
-    plus those of ``run_checks``."""
+def analyze(path: str | Path | RepoFS, **kwargs: Any) -> Report:
+    """Load the repository (a directory, or a ``RepoFS`` such as a git revision or the
+    repository with ``fluxgraph fix``'s changes in memory) and run the checks. Keyword arguments
+    are those of ``api.load`` plus those of ``run_checks``."""
     check_keys = ("enabled", "disabled", "severities", "options", "exclude", "baseline")
     check_kwargs = {k: kwargs.pop(k) for k in check_keys if k in kwargs}
     repo = load(path, **kwargs)

@@ -64,8 +64,10 @@ class Finding:
     related: tuple[Location, ...] = field(default=(), compare=False)
     fingerprint: str = field(default="", compare=False)
     details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
-    # the Kustomizations a finding grouped per cause stands for (empty for a single finding)
+    # the Kustomizations a finding grouped per cause stands for (empty for a single finding),
+    # and the findings it groups (what ``fluxgraph fix`` repairs, one by one)
     kustomizations: tuple[str, ...] = field(default=(), compare=False)
+    members: tuple[Finding, ...] = field(default=(), compare=False, repr=False)
 
     @staticmethod
     def fingerprint_of(rule: str, raw: RawFinding) -> str:

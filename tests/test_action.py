@@ -20,8 +20,11 @@ def test_action_yml_is_consistent():
     assert any("upload-sarif" in str(s.get("uses", "")) for s in steps)
     scripts = [s["run"] for s in steps if "github-action.sh" in s.get("run", "")]
     assert any(" check" in s for s in scripts) and any(" graph" in s for s in scripts)
+    assert any(s.rstrip().endswith(" fix") for s in scripts) and "fix-diff" in action["inputs"]
     hooks = load_text((ROOT / ".pre-commit-hooks.yaml").read_text())[0]
     assert hooks[0]["id"] == "fluxgraph-check" and hooks[0]["entry"] == "fluxgraph check"
+    fix = next(h for h in hooks if h["id"] == "fluxgraph-fix")
+    assert fix["entry"] == "fluxgraph fix" and "--write" not in fix.get("args", [])  # diff mode only
 
 
 @pytest.mark.skipif(shutil.which("fluxgraph") is None or shutil.which("bash") is None, reason="needs the installed CLI and bash")
@@ -65,3 +68,20 @@ def test_graph_step_writes_the_diff_and_mermaid(tmp_path):
     assert "```mermaid" in text and "flowchart" in text
     assert "blocky" in text
     assert "comment=" in out.read_text()
+
+
+@pytest.mark.skipif(shutil.which("fluxgraph") is None or shutil.which("bash") is None, reason="needs the installed CLI and bash")
+def test_fix_step_reports_the_diff_and_writes_nothing(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "repos" / "homelab", repo)
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    out, summary = tmp_path / "out", tmp_path / "summary"
+    env = dict(os.environ, RUNNER_TEMP=str(tmp_path), GITHUB_OUTPUT=str(out), GITHUB_STEP_SUMMARY=str(summary))
+    env.update(FG_PATH=str(repo))
+    proc = subprocess.run(["bash", str(SCRIPT), "fix"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert outputs["fix-exit-code"] == "1" and outputs["fix-diff"].endswith("fix.diff")
+    assert "+    - name: cluster-settings" in proc.stdout
+    assert "```diff" in summary.read_text() and "### fluxgraph fix" in summary.read_text()
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before

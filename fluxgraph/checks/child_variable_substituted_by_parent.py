@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
@@ -34,4 +35,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             obj=tok.obj.ref,
             kustomization=tok.ks.id,
             subject=tok.subject,
+            path=json.dumps(list(tok.path)),
+            start=str(tok.ref.start),
+            end=str(tok.ref.end),
         )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -32,10 +33,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             if obj.substitution == "applied":
                 continue
             if obj.substitution == "disabled":
+                kind = "disabled"
                 why = f"{obj.ref} opts out of substitution with kustomize.toolkit.fluxcd.io/substitute: disabled"
             elif obj.substitution == "skipped":
+                kind = "skipped"
                 why = f"Kustomization {ks.id} has a postBuild but no variable resolves, so Flux skips substitution"
             else:
+                kind = "no-postbuild"
                 why = f"Kustomization {ks.id} has no spec.postBuild, so Flux does not substitute it"
             scripts = None
             for path, text in object_strings(obj, "$${"):
@@ -57,4 +61,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         obj=obj.ref,
                         kustomization=ks.id,
                         subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{esc}",
+                        why=kind,
+                        path=json.dumps(list(path)),
+                        start=str(m.start()),
                     )

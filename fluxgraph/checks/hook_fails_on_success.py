@@ -3,6 +3,7 @@ its success path (see rules/hook-fails-on-success.md)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     subject=f"{obj.ref} {hook.container} {hook.hook} {verdict.kind}",
                     hook=hook.hook,
                     verdict=verdict.kind,
+                    path=json.dumps(list(spath)),
                 )
                 yield replace(raw, severity=_severity(hook.hook, verdict.kind))
 

@@ -116,4 +116,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 kustomization=ks.id,
                 related=(decl.location,),
                 subject=f"{ks.id} needs {what} {name}",
+                # for `fluxgraph fix`: the Kustomization to depend on, when there is exactly one
+                details=(
+                    (("prerequisite", f"{what} {name}"), ("producer", decl_ks[0]))
+                    if len(decl_ks) == 1 and not below
+                    else (("nofix", f"{ks.id} applies {below[0]} itself" if below else f"{by} all declare it: which one to depend on is a decision"),)
+                ),
             )

@@ -4,6 +4,7 @@ without a same-source dependsOn chain to that one (see rules/substitute-from-rac
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import depends_on_after, ks_object, revision_ordered_after
@@ -59,16 +60,24 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     kustomization=ks.id,
                     related=[own[0].obj.location],
                     subject=f"{ks.id}|{target}|self",
+                    nofix=f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision",
                 )
                 continue
             if any(revision_ordered_after(cluster, ks.id, p.owner) for p in prods):
                 continue
             p = prods[0]
+            owners = sorted({q.owner for q in prods})
             via = f" ({p.how})" if p.how else ""
             made = f"{p.obj.ref.kind} {p.obj.ref.name}"
+            # for `fluxgraph fix`: the Kustomization to depend on, when there is one
+            fix_details = (
+                {"producer": p.owner, "source": target}
+                if len(owners) == 1
+                else {"nofix": f"{' and '.join(owners)} all apply {target}: which one to depend on is a decision"}
+            )
             # one finding per producer: a shared component that puts cluster-settings into every
             # namespace races every Kustomization that reads it
-            yield ctx.finding(
+            raw = ctx.finding(
                 f"Kustomization {ks.id} substitutes from {target}, which Kustomization {p.owner} applies{via}, "
                 f"but {_why(cluster, ks, p)}: it can build a new revision before {target} is applied or updated, "
                 f"and then {first} or uses its previous values",
@@ -84,3 +93,4 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 ),
                 cause_subject=f"{p.owner}|{made}",
             )
+            yield replace(raw, details=tuple(sorted(fix_details.items())))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
@@ -37,4 +38,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             obj=tok.obj.ref,
             kustomization=tok.ks.id,
             subject=tok.subject,
+            # for `fluxgraph fix`: where the expression is in the object (before substitution)
+            path=json.dumps(list(tok.path)),
+            start=str(tok.ref.start),
+            end=str(tok.ref.end),
         )

@@ -3,6 +3,7 @@ a CRD, a ``$$`` meant literally (see rules/unintended-substitution.md)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -54,6 +55,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             obj=tok.obj.ref,
             kustomization=tok.ks.id,
             subject=tok.subject,
+            kind="token",
+            path=json.dumps(list(tok.path)),
+            start=str(tok.ref.start),
+            end=str(tok.ref.end),
         )
         if r.error is not None:
             raw = replace(raw, severity=Severity.ERROR)  # documented variant: the build fails
@@ -87,4 +92,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     obj=obj.ref,
                     kustomization=ks.id,
                     subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{run}|{line}",
+                    kind="dollars",
+                    path=json.dumps(list(path)),
+                    start=str(m.start()),
+                    end=str(m.end()),
                 )

@@ -13,12 +13,19 @@ def rule_page(spec: RuleSpec) -> str:
     tags = ", ".join(spec.tags)
     return (
         f"{HEADER}\n# {spec.id}\n\n"
-        f"| severity | tags | since | enabled by default |\n|---|---|---|---|\n"
-        f"| {spec.severity.value} | {tags} | {spec.since} | {'yes' if spec.default else 'no'} |\n\n"
+        f"| severity | tags | since | enabled by default | automatic fix |\n|---|---|---|---|---|\n"
+        f"| {spec.severity.value} | {tags} | {spec.since} | {'yes' if spec.default else 'no'} | "
+        f"{'yes (`fluxgraph fix`)' if spec.autofix else 'no'} |\n\n"
         f"{spec.summary}\n\n**Fix:** {spec.fix}\n\n{spec.body}"
     )
 
 
 def rules_index(specs: Iterable[RuleSpec]) -> str:
-    rows = "\n".join(f"| [{s.id}]({s.id}.md) | {s.severity.value} | {s.summary} |" for s in specs)
-    return f"{HEADER}\n# fluxgraph rules\n\n| rule | severity | summary |\n|---|---|---|\n{rows}\n"
+    rows = "\n".join(
+        f"| [{s.id}]({s.id}.md) | {s.severity.value} | {'yes' if s.autofix else ''} | {s.summary} |" for s in specs
+    )
+    return (
+        f"{HEADER}\n# fluxgraph rules\n\n"
+        "`fix`: `fluxgraph fix` repairs the finding (each page's section \"Automatic fix\" says how).\n\n"
+        f"| rule | severity | fix | summary |\n|---|---|---|---|\n{rows}\n"
+    )
