@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import depends_on_after, ks_object, revision_ordered_after
@@ -28,6 +29,23 @@ def _why(cluster: ClusterModel, ks: KustomizationNode, p: Producer) -> str:
             "not for the same revision"
         )
     return f"{ks.id} has no dependsOn on {p.owner}, directly or through its dependencies"
+
+
+def _cause(p: Producer) -> dict[str, Any]:
+    """One finding per producer: a shared component that puts cluster-settings into every
+    namespace, or a parent that applies it and substitutes from it too, races every
+    Kustomization that reads it (itself included)."""
+    made = f"{p.obj.ref.kind} {p.obj.ref.name}"
+    return {
+        "cause": p.obj.location,
+        "cause_message": (
+            f"Kustomization {p.owner} applies {made} from here, and Kustomizations substitute from it without being "
+            f"ordered after that apply at the same revision (a dependsOn chain to {p.owner} on the same source; "
+            f"{p.owner} itself cannot be): on a new revision they can build before it is applied or updated, and on "
+            "a fresh cluster before it exists, and then their build fails or uses the previous values"
+        ),
+        "cause_subject": f"{p.owner}|{made}",
+    }
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -61,6 +79,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     related=[own[0].obj.location],
                     subject=f"{ks.id}|{target}|self",
                     nofix=f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision",
+                    **_cause(own[0]),
                 )
                 continue
             if any(revision_ordered_after(cluster, ks.id, p.owner) for p in prods):
@@ -68,15 +87,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             p = prods[0]
             owners = sorted({q.owner for q in prods})
             via = f" ({p.how})" if p.how else ""
-            made = f"{p.obj.ref.kind} {p.obj.ref.name}"
             # for `fluxgraph fix`: the Kustomization to depend on, when there is one
             fix_details = (
                 {"producer": p.owner, "source": target}
                 if len(owners) == 1
                 else {"nofix": f"{' and '.join(owners)} all apply {target}: which one to depend on is a decision"}
             )
-            # one finding per producer: a shared component that puts cluster-settings into every
-            # namespace races every Kustomization that reads it
             raw = ctx.finding(
                 f"Kustomization {ks.id} substitutes from {target}, which Kustomization {p.owner} applies{via}, "
                 f"but {_why(cluster, ks, p)}: it can build a new revision before {target} is applied or updated, "
@@ -85,12 +101,6 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 kustomization=ks.id,
                 related=[p.obj.location],
                 subject=f"{ks.id}|{target}|{p.owner}",
-                cause=p.obj.location,
-                cause_message=(
-                    f"Kustomization {p.owner} applies {made} from here, and Kustomizations substitute from it without "
-                    f"a dependsOn chain to {p.owner} on the same source: on a new revision they can build before it is "
-                    "applied or updated, and then their build fails or uses the previous values"
-                ),
-                cause_subject=f"{p.owner}|{made}",
+                **_cause(p),
             )
             yield replace(raw, details=tuple(sorted(fix_details.items())))
