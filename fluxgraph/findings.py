@@ -46,7 +46,8 @@ class RawFinding:
     # One finding per cause: raw findings of one rule with the same ``cause`` (the place that
     # brings the hazard to several Kustomizations: a parent's patch, a shared component) and
     # the same ``cause_message`` are reported once, there, listing the Kustomizations
-    # (``engine.group_by_cause``). ``cause_subject`` keys the grouped finding's fingerprint.
+    # (``engine.group_by_cause``). ``cause_subject`` keys the grouped finding's fingerprint. The
+    # two texts mean nothing without a ``cause``.
     cause: Location | None = None
     cause_message: str = ""
     cause_subject: str = ""

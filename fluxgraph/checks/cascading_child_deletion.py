@@ -119,10 +119,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             cause_message=(
                 f"the patches of Kustomization {parent.id} (prune: true) give child Kustomizations "
                 f"{deletion_policy_text(child.spec)}: renaming, moving or removing one of them deletes its stateful objects"
-            )
-            if cause is not None
-            else "",
-            cause_subject=f"{parent.id} patches {deletion_policy_text(child.spec)}" if cause is not None else "",
+            ),
+            cause_subject=f"{parent.id} patches {deletion_policy_text(child.spec)}",
         )
 
 

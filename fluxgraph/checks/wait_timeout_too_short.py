@@ -148,10 +148,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             cause_message=(
                 f"the patches of Kustomization {ks.parent} give child Kustomizations a health-check timeout of "
                 f"{duration(timeout)}, shorter than the HelmReleases they wait for may take to become ready"
-            )
-            if cause is not None
-            else "",
-            cause_subject=f"{ks.parent} patches timeout {duration(timeout)}" if cause is not None else "",
+            ),
+            cause_subject=f"{ks.parent} patches timeout {duration(timeout)}",
         )
         # a single attempt fits: only a failed attempt followed by a remediation retry trips it
         single_fits = all(timeout >= s[3].attempt for s in short)
