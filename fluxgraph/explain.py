@@ -626,25 +626,28 @@ def findings_touching(
 
 def _providers(model: ClusterModel, objs: list[AppliedObject]) -> list[tuple[str, str]]:
     """(Kustomization, what) that the objects need applied before them: the Namespaces they live
-    in, the CRDs of their kinds, their substituteFrom objects, their HelmReleases' chart sources."""
+    in, the CRDs of their kinds, their HelmReleases' chart sources. These are existence needs, so
+    a parent that applies them counts as ordered (``explain`` treats ancestors as covering them);
+    variables are judged apart."""
     mine = {o.ref for o in objs}
-    ns_decl: dict[str, set[str]] = {}
-    crd: dict[tuple[str, str], set[str]] = {}
+    # prerequisites count in the cluster an object is applied to (ObjRef.target)
+    ns_decl: dict[tuple[str, str], set[str]] = {}
+    crd: dict[tuple[str, str, str], set[str]] = {}
     for o in model.objects():
         if o.ref in mine:
             continue
         if gc.is_namespace(o.ref):
-            ns_decl.setdefault(o.ref.name, set()).add(o.owner)
+            ns_decl.setdefault((o.ref.target, o.ref.name), set()).add(o.owner)
         elif gc.is_crd(o.ref):
             gk = gc.crd_kind(o.data)
             if gk:
-                crd.setdefault(gk, set()).add(o.owner)
+                crd.setdefault((o.ref.target, *gk), set()).add(o.owner)
     out: set[tuple[str, str]] = set()
     for o in objs:
         if o.ref.namespace:
-            for k in ns_decl.get(o.ref.namespace, ()):
+            for k in ns_decl.get((o.ref.target, o.ref.namespace), ()):
                 out.add((k, f"Namespace {o.ref.namespace}"))
-        for k in crd.get((o.ref.group, o.ref.kind), ()):
+        for k in crd.get((o.ref.target, o.ref.group, o.ref.kind), ()):
             out.add((k, f"the CRD of {o.ref.kind}"))
         if gc.is_helmrelease(o.ref):
             hr = model.helm_releases.get(f"{o.ref.namespace}/{o.ref.name}")

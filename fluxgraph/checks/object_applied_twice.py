@@ -62,8 +62,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             related=[o.location for o in decls[1:]],
             subject=f"{ref.group}/{ref.kind}/{ref.namespace}/{ref.name}" + (f"@{ref.target}" if ref.target else ""),
             cause=Location(_folder_file(ctx, folder, decls[0].location.file)) if shared else None,
-            cause_message=f"Kustomizations {' and '.join(owners)} both apply the objects of {folder or '.'}/" if shared else "",
-            cause_subject=f"{' '.join(owners)} {folder}" if shared else "",
+            cause_message=f"Kustomizations {' and '.join(owners)} both apply the objects of {folder or '.'}/",
+            cause_subject=f"{' '.join(owners)} {folder}",
         )
 
 
