@@ -88,6 +88,10 @@ class FileCache:
             raise FileNotFoundError(rel)
         return self.fs.read_bytes(rel)
 
+    def parsed_files(self) -> list[str]:
+        """Every file parsed so far (repository-relative), in the order they were first read."""
+        return list(self._docs)
+
     def documents(self, rel: str) -> tuple[list[Document], list[Problem]]:
         hit = self._docs.get(rel)
         if hit is not None:

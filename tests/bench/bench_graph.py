@@ -9,8 +9,8 @@ Each figure is the median of several runs of ``python -m fluxgraph ...`` as a us
 and the peak RSS of that process read from ``wait4``: wall time is what the bars are about,
 CPU time shows how much of a slow spell was the machine. The runs are interleaved (every row once per round) and two reference rows
 (an empty interpreter, a fixed CPU-bound loop) show how fast the machine was meanwhile. A floor row per
-repository (``floor.py``: start Python, import the design card's libraries, parse the repository's
-YAML with libyaml) gives the least a run can cost; ``graph`` and ``check`` rows are also printed as a
+repository (``floor.py``: start Python, import the design card's libraries, parse the YAML files a
+check of that repository parses, with libyaml) gives what reading the input costs; ``graph`` and ``check`` rows are also printed as a
 ratio to it, which a noisy machine disturbs far less than the seconds. Also generates synthetic repositories of N Kustomizations (each with a
 HelmRelease, a ConfigMap, a Namespace, dependsOn on its predecessor and postBuild
 substitution) to show how time and peak RSS grow. Not a test: machines are noisy, so it prints
@@ -117,7 +117,7 @@ def run_interleaved(jobs: list[Job], runs: int, env: dict[str, str]) -> None:
     for job in jobs:
         _line(job.label, statistics.median(job.walls), job.rss, job.walls, job.bar, statistics.median(job.cpus))
     if floors:
-        print("ratio to the floor (start Python, import the card's libraries, libyaml parse of the repository's YAML):")
+        print("ratio to the floor (start Python, import the card's libraries, libyaml parse of the same files):")
         for job in jobs:
             repo = job.label.split()[1] if len(job.label.split()) > 1 else ""
             if job.label.split()[0] in ("graph", "check") and repo in floors:
@@ -175,6 +175,16 @@ def _line(label: str, wall: float, rss: float, walls: list[float], bar: float | 
     print(f"{label:58s} {wall:6.3f} s {spread:13s} {cpu:6.3f} s {rss:7.1f} MiB{verdict}", flush=True)
 
 
+def _parsed_files(path: Path, env: dict[str, str]) -> list[str]:
+    """The files a `check` of ``path`` parses (``FileCache.parsed_files``), for the floor row."""
+    code = (
+        "import sys; from fluxgraph.engine import analyze; r = analyze(sys.argv[1]); "
+        "print('\\n'.join(r.repo.cache.parsed_files()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], env=env, cwd=os.sep, capture_output=True, text=True, check=True)
+    return [line for line in out.stdout.splitlines() if line]
+
+
 def _git(cwd: Path, *args: str) -> None:
     env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@example.com"}
@@ -219,7 +229,9 @@ def main() -> None:
             for name, _extra, _bar in TARGETS:
                 path = opts.corpus / name
                 if path.is_dir():
-                    jobs.append(Job(f"floor {name}", [], program=[sys.executable, str(FLOOR), str(path)]))
+                    listing = Path(scratch) / f"{name}.files"
+                    listing.write_text("\n".join(_parsed_files(path, env)) + "\n")
+                    jobs.append(Job(f"floor {name}", [], program=[sys.executable, str(FLOOR), str(path), str(listing)]))
         for command in commands:
             if command in ("graph", "check"):
                 for name, extra, bar in TARGETS:
