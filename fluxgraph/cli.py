@@ -148,6 +148,11 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except BrokenPipeError:
+            # the reader went away (`fluxgraph rules | head`): what it read is all it wanted;
+            # stdout is pointed at /dev/null so that the exit flush does not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except Exception as e:
             if os.environ.get("FLUXGRAPH_DEBUG") == "1":
                 raise

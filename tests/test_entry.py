@@ -53,6 +53,20 @@ def test_reader_closing_the_pipe_early_is_not_a_traceback():
     assert "Traceback" not in err
 
 
+def test_reader_closing_the_pipe_during_the_command_is_silent():
+    """`fluxgraph rules | head -1`: the command itself meets the closed pipe; that is no
+    internal error, and nothing is said on stderr."""
+    proc = subprocess.run(
+        f"{sys.executable} -m fluxgraph rules | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.stdout.startswith("cascading-child-deletion") and proc.stderr == ""
+
+
 def test_entry_raises_the_collector_thresholds_before_importing(monkeypatch):
     import gc
 
