@@ -1,3 +1,3 @@
-from fluxgraph._entry import run
+from fluxgraph.cli import entry
 
-run()
+entry()

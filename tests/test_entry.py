@@ -67,17 +67,18 @@ def test_reader_closing_the_pipe_during_the_command_is_silent():
     assert proc.stdout.startswith("cascading-child-deletion") and proc.stderr == ""
 
 
-def test_entry_raises_the_collector_thresholds_before_importing(monkeypatch):
+def test_entry_tunes_the_collector_and_leaves_main_alone(monkeypatch):
     import gc
 
-    import fluxgraph.cli
-    from fluxgraph import _entry
+    from fluxgraph import cli
 
     seen = []
-    monkeypatch.setattr(fluxgraph.cli, "entry", lambda: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(cli.os, "_exit", lambda code: seen.append(code))
     before = gc.get_threshold()
     try:
-        _entry.run()
+        cli.entry()
     finally:
         gc.set_threshold(*before)
-    assert seen == [_entry.GC_THRESHOLDS] and _entry.GC_THRESHOLDS[0] == 1_000_000
+        gc.unfreeze()
+    assert seen == [cli.GC_THRESHOLDS, 0] and cli.GC_THRESHOLDS[0] == 1_000_000
