@@ -153,20 +153,35 @@ class Provider:
     source: str
 
 
-def provides(cluster: ClusterModel, hr: HelmReleaseNode, group: str) -> Provider | None:
-    """Whether HelmRelease ``hr`` installs the CRDs of API ``group`` (see the module doc).
+@dataclass(frozen=True)
+class Release:
+    """A HelmRelease with what ``provides`` reads of it, computed once."""
+
+    hr: HelmReleaseNode
+    chart: str | None
+    stem: str
+
+
+def releases(cluster: ClusterModel) -> list[Release]:
+    out = []
+    for hr in sorted(cluster.helm_releases.values(), key=lambda h: h.id):
+        name = chart_name(cluster, hr)
+        out.append(Release(hr, name, _SUFFIX.sub("", name) if name else ""))
+    return out
+
+
+def provides(rel: Release, group: str) -> Provider | None:
+    """Whether the HelmRelease of ``rel`` installs the CRDs of API ``group`` (see the module doc).
 
     Not a provider: a suspended release; ``install.crds: Skip`` (for a chart whose CRDs are in
     its ``crds/`` directory helm then installs none; fluxgraph does not know which charts render
     them as templates instead, and stays silent); a chart whose CRD values are off, or not known
     to be on (a value that may come from ``valuesFrom``)."""
-    if hr.spec.suspend:
+    hr, name = rel.hr, rel.chart
+    if hr.spec.suspend or name is None:
         return None
     spec = as_dict(hr.obj.data.get("spec"))
     if as_dict(spec.get("install")).get("crds") == "Skip":
-        return None
-    name = chart_name(cluster, hr)
-    if name is None:
         return None
     entry = _BY_GROUP.get(group)
     if entry is not None:
@@ -186,7 +201,7 @@ def provides(cluster: ClusterModel, hr: HelmReleaseNode, group: str) -> Provider
             if not on:
                 return None
         return Provider(hr, name, False, entry.source)
-    stem = _SUFFIX.sub("", name)
+    stem = rel.stem
     labels = [lbl for lbl in group.split(".") if lbl not in _COMMON_LABELS]
     if stem and any(lbl == stem or (lbl.startswith(stem) and len(stem) >= 5) for lbl in labels):
         return Provider(hr, name, True, f"a guess from the chart's name {name!r} and the API group {group}")
@@ -259,7 +274,7 @@ def out_of_band(repo: Any) -> OutOfBand:
     return value
 
 
-def installed_out_of_band(cluster: ClusterModel, repo: Any, p: Provider) -> Location | None:
+def installed_out_of_band(repo: Any, p: Provider) -> Location | None:
     """Where a helmfile of the repository installs ``p``'s release or chart, if one does."""
     oob = out_of_band(repo)
     spec = as_dict(p.hr.obj.data.get("spec"))

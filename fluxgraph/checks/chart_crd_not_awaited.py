@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._charts import Provider, installed_out_of_band, provides
+from fluxgraph.checks._charts import Provider, installed_out_of_band, provides, releases
 from fluxgraph.checks._health import awaited, ready_before, spec_has
 from fluxgraph.checks._ordering import HR_GROUP, has_ready_expr, ks_depends_on_location, ks_location
 from fluxgraph.checks._ownership import never_applied, unresolved
@@ -74,17 +74,17 @@ def _hr_key(p: Provider) -> tuple[str, str, str, str, str]:
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     crd_groups = _applied_crd_groups(cluster)
-    releases = sorted(cluster.helm_releases.values(), key=lambda h: h.id)
+    rels = releases(cluster)
     providers: dict[tuple[str, str], list[Provider]] = {}
 
     def providers_of(target: str, group: str) -> list[Provider]:
         key = (target, group)
         if key not in providers:
             found = []
-            for hr in releases:
-                if hr.target != target:
+            for rel in rels:
+                if rel.hr.target != target:
                     continue
-                p = provides(cluster, hr, group)
+                p = provides(rel, group)
                 if p is not None:
                     found.append(p)
             providers[key] = found
@@ -132,7 +132,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 continue  # unknown: a dependency whose health check the model cannot see
             p = ordered[0]
             yield _finding(ctx, ks, user, p, direct_dependency(cluster, ks, p.hr.owner) or ks.id,
-                           installed_out_of_band(cluster, ctx.repo, p))
+                           installed_out_of_band(ctx.repo, p))
 
 
 def _finding(
