@@ -122,6 +122,12 @@ def test_wait_entry_naming_an_applied_object_is_polled_anyway(tmp_path):
     assert findings(repo(tmp_path, files), "health-check-never-runs") == []
 
 
+def test_wait_entry_without_namespace_for_an_applied_object_is_not_reported(tmp_path):
+    extra = "wait: true\nhealthChecks:\n  - apiVersion: postgresql.cnpg.io/v1\n    kind: Cluster\n    name: pg\n"
+    files = {"clusters/demo/db.yaml": ks("db", "./db", extra=extra), "db/cluster.yaml": CNPG, **app("web", "dependsOn:\n  - name: db\n")}
+    assert findings(repo(tmp_path, files), "health-check-never-runs") == []
+
+
 def test_expression_for_a_kind_healthchecks_does_not_name_warns_when_relied_on(tmp_path):
     extra = "healthChecks:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: db\n    namespace: default\n" + EXPR
     files = {

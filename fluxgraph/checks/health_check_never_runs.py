@@ -139,8 +139,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             yield _finding(ctx, ks, what, why, deps, path, related, severity, f"{ks.id}|expr|{e.group}/{e.kind}", "healthCheckExprs")
         for h in ignored:
             ctx.evaluated()
-            if h.key(cluster, ks.target) in keys:
-                continue  # wait: true polls it anyway
+            if h.key(cluster, ks.target) in keys or (
+                not h.namespace and any(k[1:3] == (h.group, h.kind) and k[4] == h.name for k in keys)
+            ):
+                continue  # wait: true polls it anyway (an entry without namespace means the applied object)
             what = f"healthChecks[{h.index}] ({h.label()}) of Kustomization {ks.id}"
             why = (
                 "with wait: true kustomize-controller ignores healthChecks and polls only the objects the Kustomization "
