@@ -1,0 +1,288 @@
+"""Which Helm charts install the CustomResourceDefinitions of which API groups.
+
+A chart's CRDs are not in the repository (they come with the chart, fetched by source-controller
+at run time), so ``chart-crd-not-awaited`` matches a custom resource's API group to the chart a
+HelmRelease installs through this small table, each entry with the chart file that installs the
+CRDs. A chart is found by its name: ``spec.chart.spec.chart`` (the last path segment for a chart
+in a Git repository or bucket), or the last path segment of the OCIRepository URL that
+``spec.chartRef`` names. Where no entry names the group, a chart whose name (less an
+``-operator``, ``-crds`` or ``-controller`` suffix) is one of the group's DNS labels is taken as
+its installer, and the finding says it is a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from fluxgraph.cluster import ClusterModel, HelmReleaseNode
+from fluxgraph.model import Location, as_dict
+
+
+@dataclass(frozen=True)
+class ChartCRDs:
+    charts: tuple[str, ...]
+    groups: tuple[str, ...]
+    source: str
+    # values that turn the chart's CRDs on or off: (path, default); the chart installs the CRDs
+    # when any of them is true (a value the HelmRelease does not set inline takes its default)
+    gates: tuple[tuple[tuple[str, ...], bool], ...] = ()
+
+
+CHART_CRDS: tuple[ChartCRDs, ...] = (
+    ChartCRDs(
+        ("cert-manager",),
+        ("cert-manager.io", "acme.cert-manager.io"),
+        "cert-manager deploy/charts/cert-manager/templates/crd-*.yaml, rendered only "
+        "`if or .Values.crds.enabled .Values.installCRDs` (both false by default)",
+        ((("crds", "enabled"), False), (("installCRDs",), False)),
+    ),
+    ChartCRDs(
+        ("external-secrets",),
+        ("external-secrets.io", "generators.external-secrets.io"),
+        "external-secrets deploy/charts/external-secrets/templates/crds/*.yaml, rendered "
+        "`if .Values.installCRDs` (true by default)",
+        ((("installCRDs",), True),),
+    ),
+    ChartCRDs(
+        ("kube-prometheus-stack",),
+        ("monitoring.coreos.com",),
+        "prometheus-community/helm-charts charts/kube-prometheus-stack: the `crds` subchart "
+        "(condition `crds.enabled`, true by default)",
+        ((("crds", "enabled"), True),),
+    ),
+    ChartCRDs(
+        ("prometheus-operator-crds",),
+        ("monitoring.coreos.com",),
+        "prometheus-community/helm-charts charts/prometheus-operator-crds: the chart is the CRDs",
+    ),
+    ChartCRDs(
+        ("rook-ceph",),
+        ("ceph.rook.io", "objectbucket.io"),
+        "rook deploy/charts/rook-ceph/templates/resources.yaml, rendered `if .Values.crds.enabled` "
+        "(true by default)",
+        ((("crds", "enabled"), True),),
+    ),
+    ChartCRDs(
+        ("cloudnative-pg",),
+        ("postgresql.cnpg.io",),
+        "cloudnative-pg/charts charts/cloudnative-pg/templates/crds/crds.yaml, rendered "
+        "`if .Values.crds.create` (true by default)",
+        ((("crds", "create"), True),),
+    ),
+    ChartCRDs(
+        ("traefik",),
+        ("traefik.io", "traefik.containo.us", "hub.traefik.io"),
+        "traefik/traefik-helm-chart traefik/crds/",
+    ),
+    ChartCRDs(
+        ("gateway-helm",),
+        ("gateway.envoyproxy.io",),
+        "envoyproxy/gateway charts/gateway-helm/crds/generated/",
+    ),
+    ChartCRDs(
+        ("grafana-operator",),
+        ("grafana.integreatly.org",),
+        "grafana/grafana-operator deploy/helm/grafana-operator/crds/",
+    ),
+    ChartCRDs(
+        ("longhorn",),
+        ("longhorn.io",),
+        "longhorn/charts charts/longhorn/templates/crds.yaml",
+    ),
+    ChartCRDs(
+        ("kyverno",),
+        ("kyverno.io", "reports.kyverno.io", "wgpolicyk8s.io", "policies.kyverno.io"),
+        "kyverno/kyverno charts/kyverno: the `crds` subchart (condition `crds.install`, true by default)",
+        ((("crds", "install"), True),),
+    ),
+    ChartCRDs(
+        ("metallb",),
+        ("metallb.io",),
+        "metallb/metallb charts/metallb: the `crds` subchart (condition `crds.enabled`, true by default)",
+        ((("crds", "enabled"), True),),
+    ),
+    ChartCRDs(
+        ("keda",),
+        ("keda.sh", "eventing.keda.sh"),
+        "kedacore/charts keda/templates/crds/ (rendered `if .Values.crds.install`, true by default)",
+        ((("crds", "install"), True),),
+    ),
+    ChartCRDs(
+        ("cilium",),
+        ("cilium.io",),
+        "cilium: the CRDs are registered by cilium-operator when it starts (the chart renders none); "
+        "the HelmRelease is Ready once the operator runs",
+    ),
+)
+
+_BY_GROUP: dict[str, ChartCRDs] = {g: e for e in CHART_CRDS for g in e.groups}
+_SUFFIX = re.compile(r"-(operator|crds|controller)$")
+# DNS labels too common to say anything about a chart
+_COMMON_LABELS = frozenset(
+    {"io", "com", "dev", "org", "net", "sh", "app", "apps", "k8s", "x-k8s", "kubernetes", "cloud", "github"}
+)
+
+
+def chart_name(cluster: ClusterModel, hr: HelmReleaseNode) -> str | None:
+    name = hr.spec.chart_name
+    if isinstance(name, str) and name:
+        return name.rstrip("/").rsplit("/", 1)[-1] or None
+    src = cluster.sources.get(hr.spec.chart_source.id) if hr.spec.chart_source is not None else None
+    if src is not None and src.kind == "OCIRepository" and src.url:
+        last = src.url.rstrip("/").rsplit("/", 1)[-1]
+        return last or None
+    return None
+
+
+def _value(values: dict[str, Any], path: tuple[str, ...]) -> Any:
+    cur: Any = values
+    for p in path:
+        if not isinstance(cur, dict) or p not in cur:
+            return None
+        cur = cur[p]
+    return cur
+
+
+@dataclass(frozen=True)
+class Provider:
+    hr: HelmReleaseNode
+    chart: str
+    guess: bool
+    source: str
+
+
+@dataclass(frozen=True)
+class Release:
+    """A HelmRelease with what ``provides`` reads of it, computed once."""
+
+    hr: HelmReleaseNode
+    chart: str | None
+    stem: str
+
+
+def releases(cluster: ClusterModel) -> list[Release]:
+    out = []
+    for hr in sorted(cluster.helm_releases.values(), key=lambda h: h.id):
+        name = chart_name(cluster, hr)
+        out.append(Release(hr, name, _SUFFIX.sub("", name) if name else ""))
+    return out
+
+
+def provides(rel: Release, group: str) -> Provider | None:
+    """Whether the HelmRelease of ``rel`` installs the CRDs of API ``group`` (see the module doc).
+
+    Not a provider: a suspended release; ``install.crds: Skip`` (for a chart whose CRDs are in
+    its ``crds/`` directory helm then installs none; fluxgraph does not know which charts render
+    them as templates instead, and stays silent); a chart whose CRD values are off, or not known
+    to be on (a value that may come from ``valuesFrom``)."""
+    hr, name = rel.hr, rel.chart
+    if hr.spec.suspend or name is None:
+        return None
+    spec = as_dict(hr.obj.data.get("spec"))
+    if as_dict(spec.get("install")).get("crds") == "Skip":
+        return None
+    entry = _BY_GROUP.get(group)
+    if entry is not None:
+        if name not in entry.charts:
+            return None
+        if entry.gates:
+            values = as_dict(spec.get("values"))
+            has_values_from = bool(spec.get("valuesFrom"))
+            on = False
+            for path, default in entry.gates:
+                v = _value(values, path)
+                if v is None:
+                    if has_values_from:
+                        return None  # the value may come from a ConfigMap or Secret: not known
+                    v = default
+                on = on or v is True
+            if not on:
+                return None
+        return Provider(hr, name, False, entry.source)
+    stem = rel.stem
+    labels = [lbl for lbl in group.split(".") if lbl not in _COMMON_LABELS]
+    if stem and any(lbl == stem or (lbl.startswith(stem) and len(stem) >= 5) for lbl in labels):
+        return Provider(hr, name, True, f"a guess from the chart's name {name!r} and the API group {group}")
+    return None
+
+
+# -- charts installed outside Flux ----------------------------------------------------------------
+
+_TOP_KEY = re.compile(r"^[A-Za-z_][\w.-]*\s*:")
+_RELEASE_NAME = re.compile(r"^\s*-\s*name:\s*[\"']?([A-Za-z0-9][\w.-]*)[\"']?\s*(?:#.*)?$")
+_CHART = re.compile(r"^\s*chart:\s*[\"']?([^\s\"'{}]+)[\"']?\s*(?:#.*)?$")
+
+
+@dataclass(frozen=True)
+class OutOfBand:
+    """A release a helmfile of the repository installs (a bootstrap step, outside Flux)."""
+
+    names: dict[str, Location]  # release names and chart names -> where
+
+
+_BOOTSTRAP: dict[int, tuple[Any, OutOfBand]] = {}
+
+
+def _is_helmfile(path: str) -> bool:
+    parts = path.split("/")
+    base = parts[-1]
+    if not base.endswith((".yaml", ".yml", ".yaml.gotmpl", ".yml.gotmpl")):
+        return False
+    return base.startswith("helmfile") or any(p in ("helmfile", "helmfile.d") for p in parts[:-1])
+
+
+def out_of_band(repo: Any) -> OutOfBand:
+    """The Helm releases the repository's helmfiles install outside Flux (``releases:`` entries of
+    a ``helmfile*.yaml`` or of a file under a ``helmfile``/``helmfile.d`` directory, read as text:
+    helmfiles are templates), by release name and by chart name (its last path segment). A
+    bootstrap step that installs a chart, or only its CRDs (``--include-crds``), before Flux
+    starts makes the chart's CRDs exist on a cold boot that follows it."""
+    hit = _BOOTSTRAP.get(id(repo))
+    if hit is not None and hit[0] is repo:
+        return hit[1]
+    names: dict[str, Location] = {}
+    cache = getattr(repo, "cache", None)
+    if cache is not None:
+        for f in cache.fs.walk_files(""):
+            if not _is_helmfile(f):
+                continue
+            try:
+                text = cache.fs.read_bytes(f).decode("utf-8", "replace")
+            except Exception:  # noqa: BLE001 - an unreadable helmfile tells nothing
+                continue
+            in_releases = False
+            for i, line in enumerate(text.splitlines(), 1):
+                if _TOP_KEY.match(line):
+                    in_releases = line.split(":", 1)[0].strip() == "releases"
+                    continue
+                if not in_releases:
+                    continue
+                m = _RELEASE_NAME.match(line)
+                if m:
+                    names.setdefault(m.group(1), Location(f, i))
+                    continue
+                m = _CHART.match(line)
+                if m:
+                    chart = m.group(1).rstrip("/").rsplit("/", 1)[-1]
+                    if chart:
+                        names.setdefault(chart, Location(f, i))
+    value = OutOfBand(names)
+    _BOOTSTRAP.clear()
+    _BOOTSTRAP[id(repo)] = (repo, value)
+    return value
+
+
+def installed_out_of_band(repo: Any, p: Provider) -> Location | None:
+    """Where a helmfile of the repository installs ``p``'s release or chart, if one does."""
+    oob = out_of_band(repo)
+    spec = as_dict(p.hr.obj.data.get("spec"))
+    candidates = [p.hr.spec.name, p.chart]
+    rn = spec.get("releaseName")
+    if isinstance(rn, str) and rn:
+        candidates.append(rn)
+    for c in candidates:
+        if c in oob.names:
+            return oob.names[c]
+    return None

@@ -1,0 +1,198 @@
+"""A health gate a Kustomization declares that kustomize-controller never evaluates: a
+``healthCheckExprs`` entry for a kind no polled object has, or a ``healthChecks`` entry that
+``wait: true`` ignores (see rules/health-check-never-runs.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from fluxgraph.checks import CheckContext
+from fluxgraph.checks._health import (
+    expr_entries,
+    health_check_entries,
+    polled,
+    relied_on_by,
+    runs_health_check,
+    spec_has,
+)
+from fluxgraph.checks._ordering import HR_GROUP, apply_skipped, ks_location
+from fluxgraph.cluster import ClusterModel, KustomizationNode
+from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.model import Location, as_dict
+
+ID = "health-check-never-runs"
+
+# What helm's own wait checks (helm pkg/kube/ready.go ReadyChecker.IsReady): a HelmRelease is
+# Ready only once these objects of its release are ready, so a Kustomization that waits for the
+# HelmRelease waits for them too (Jobs only with waitForJobs, left out).
+HELM_WAIT_KINDS = frozenset(
+    {
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("apps", "ReplicaSet"),
+        ("", "Pod"),
+        ("", "Service"),
+        ("", "PersistentVolumeClaim"),
+        ("", "ReplicationController"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    }
+)
+
+
+def _gk(group: str, kind: str) -> str:
+    return f"{kind} of {group}" if group else f"{kind} of the core group"
+
+
+def _waiting_releases(node: KustomizationNode) -> list[str]:
+    """HelmReleases the Kustomization applies and waits for (``wait: true``) whose install and
+    upgrade both wait: helm-controller's readiness then includes helm's own wait."""
+    out = []
+    for obj in node.objects:
+        r = obj.ref
+        if r.kind != "HelmRelease" or r.group != HR_GROUP or apply_skipped(obj):
+            continue
+        spec = as_dict(obj.data.get("spec"))
+        if any(as_dict(spec.get(a)).get("disableWait") is True for a in ("install", "upgrade")):
+            continue
+        out.append(f"{r.namespace}/{r.name}")
+    return sorted(out)
+
+
+def _applies(node: KustomizationNode, group: str, kind: str) -> list[str]:
+    return sorted(
+        f"{o.ref.namespace}/{o.ref.name}" if o.ref.namespace else o.ref.name
+        for o in node.objects
+        if o.ref.group == group and o.ref.kind == kind and not apply_skipped(o)
+    )
+
+
+def _few(items: list[str], n: int = 3) -> str:
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def _reliance(deps: list[str]) -> str:
+    if not deps:
+        return "; no Kustomization waits for it to be Ready"
+    return f"; {_few(deps)} wait{'s' if len(deps) == 1 else ''} for it to be Ready"
+
+
+def _cause(cluster: ClusterModel, node: KustomizationNode, key: str) -> Location | None:
+    """The parent's ``spec.patches`` when a patch, not the declaring document, sets ``key``."""
+    if spec_has(node, key) or not node.parent:
+        return None
+    parent = cluster.kustomizations.get(node.parent)
+    if parent is None or not parent.spec.patches:
+        return None
+    return ks_location(cluster, parent.id, ("spec", "patches"))
+
+
+def check(ctx: CheckContext) -> Iterator[RawFinding]:
+    cluster = ctx.cluster
+    relied = relied_on_by(cluster)
+    for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
+        if ks.spec.suspend:
+            continue
+        exprs = expr_entries(ks)
+        ignored = health_check_entries(ks) if ks.spec.wait else []
+        if not exprs and not ignored:
+            continue
+        keys = polled(cluster, ks)
+        if keys is None:
+            continue  # wait: true on a Kustomization the model could not fully build: not evaluated
+        deps = relied.get(ks.id, [])
+        active = runs_health_check(ks)
+        gks = {(k[1], k[2]) for k in keys}
+        releases = _waiting_releases(ks) if ks.spec.wait else []
+        for e in exprs:
+            ctx.evaluated()
+            if (e.group, e.kind) in gks:
+                continue
+            what = f"healthCheckExprs[{e.index}] ({e.api_version} {e.kind}) of Kustomization {ks.id}"
+            path: tuple[Any, ...] = ("spec", "healthCheckExprs", e.index)
+            related: list[Location] = []
+            severity = Severity.WARNING if deps else Severity.INFO
+            if not active:
+                why = (
+                    "without wait: true or healthChecks, kustomize-controller runs no health check for it, so it is "
+                    "Ready as soon as its objects are applied"
+                )
+                severity = Severity.INFO
+            elif ks.spec.wait:
+                why = f"wait: true polls only the objects it applies, and none is a {_gk(e.group, e.kind)}"
+                if any((h.group, h.kind) == (e.group, e.kind) for h in ignored):
+                    why += " (its healthChecks entry for one is ignored under wait: true)"
+                if releases:
+                    why += f"; what HelmRelease {_few(releases, 2)} creates is not polled"
+                    if (e.group, e.kind) in HELM_WAIT_KINDS:
+                        why += f", though helm's own wait covers a {e.kind} the chart renders"
+                        severity = Severity.INFO
+                related.append(ks_location(cluster, ks.id, ("spec", "wait")))
+            else:
+                why = f"its health check polls only the healthChecks entries, and none is a {_gk(e.group, e.kind)}"
+                mine = _applies(ks, e.group, e.kind)
+                if mine:
+                    why += f" (it applies {e.kind} {_few(mine, 2)})"
+                related.append(ks_location(cluster, ks.id, ("spec", "healthChecks")))
+            yield _finding(ctx, ks, what, why, deps, path, related, severity, f"{ks.id}|expr|{e.group}/{e.kind}", "healthCheckExprs")
+        for h in ignored:
+            ctx.evaluated()
+            if h.key(cluster, ks.target) in keys or (
+                not h.namespace and any(k[1:3] == (h.group, h.kind) and k[4] == h.name for k in keys)
+            ):
+                continue  # wait: true polls it anyway (an entry without namespace means the applied object)
+            what = f"healthChecks[{h.index}] ({h.label()}) of Kustomization {ks.id}"
+            why = (
+                "with wait: true kustomize-controller ignores healthChecks and polls only the objects the Kustomization "
+                f"applies, and {h.label()} is not one of them"
+            )
+            severity = Severity.WARNING if deps else Severity.INFO
+            if (h.group, h.kind) in HELM_WAIT_KINDS and releases:
+                why += f"; helm's own wait for HelmRelease {_few(releases, 2)} covers it if that chart renders it"
+                severity = Severity.INFO
+            yield _finding(
+                ctx,
+                ks,
+                what,
+                why,
+                deps,
+                ("spec", "healthChecks", h.index),
+                [ks_location(cluster, ks.id, ("spec", "wait"))],
+                severity,
+                f"{ks.id}|hc|{h.group}/{h.label()}",
+                "healthChecks",
+            )
+
+
+def _finding(
+    ctx: CheckContext,
+    ks: KustomizationNode,
+    what: str,
+    why: str,
+    deps: list[str],
+    path: tuple[Any, ...],
+    related: list[Location],
+    severity: Severity,
+    subject: str,
+    key: str,
+) -> RawFinding:
+    cluster = ctx.cluster
+    cause = _cause(cluster, ks, key)
+    raw = ctx.finding(
+        f"{what} is never evaluated: {why}{_reliance(deps)}",
+        ks_location(cluster, ks.id, path),
+        kustomization=ks.id,
+        related=[*([cause] if cause else []), *related],
+        subject=subject,
+        cause=cause,
+        cause_message=(
+            f"the patches of Kustomization {ks.parent} give child Kustomizations a {key} entry that their health "
+            "check never evaluates"
+        )
+        if cause is not None
+        else "",
+        cause_subject=f"{ks.parent} patches {key}" if cause is not None else "",
+    )
+    return raw if severity is Severity.WARNING else replace(raw, severity=severity)
