@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fluxgraph import flux
 from fluxgraph.cluster import ClusterModel, ClusterWalker, SourceNode
-from fluxgraph.discovery import ClusterRoot, discover, somebodys_child, unapplied
+from fluxgraph.discovery import ClusterRoot, discover, helmfile_releases, somebodys_child, unapplied
 from fluxgraph.kustomize.build import Builder, FileCache
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem
@@ -30,6 +30,9 @@ class Repository:
     clusters: list[ClusterModel]
     problems: list[Problem] = field(default_factory=list)
     cache: FileCache | None = field(default=None, repr=False)
+    # Helm releases the repository's helmfiles install outside Flux (a bootstrap step), by
+    # release and chart name (``discovery.helmfile_releases``)
+    helmfile_releases: dict[str, Location] = field(default_factory=dict)
 
 
 def flux_is_strict(version: str | None) -> bool:
@@ -189,4 +192,10 @@ def load(
     # concern every cluster: what they hide may belong to any of them
     for m in kept:
         m.problems.extend(fs.problems)
-    return Repository(root=fs.root, clusters=sorted(kept, key=lambda c: c.root_dir), problems=problems, cache=cache)
+    return Repository(
+        root=fs.root,
+        clusters=sorted(kept, key=lambda c: c.root_dir),
+        problems=problems,
+        cache=cache,
+        helmfile_releases=helmfile_releases(cache),
+    )

@@ -24,6 +24,7 @@ it is reported as not applied (``unapplied``), never analysed as a cluster of it
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -393,3 +394,49 @@ def _commented_entries(text: str) -> list[tuple[int, str]]:
         if entry and " " not in entry and not entry.startswith(("http:", "https:", "git@")):
             out.append((i, entry))
     return out
+
+
+_TOP_KEY = re.compile(r"^[A-Za-z_][\w.-]*\s*:")
+_RELEASE_NAME = re.compile(r"^\s*-\s*name:\s*[\"']?([A-Za-z0-9][\w.-]*)[\"']?\s*(?:#.*)?$")
+_CHART = re.compile(r"^\s*chart:\s*[\"']?([^\s\"'{}]+)[\"']?\s*(?:#.*)?$")
+
+
+def _is_helmfile(path: str) -> bool:
+    parts = path.split("/")
+    base = parts[-1]
+    if not base.endswith((".yaml", ".yml", ".yaml.gotmpl", ".yml.gotmpl")):
+        return False
+    return base.startswith("helmfile") or any(p in ("helmfile", "helmfile.d") for p in parts[:-1])
+
+
+def helmfile_releases(cache: FileCache) -> dict[str, Location]:
+    """The Helm releases the repository's helmfiles install outside Flux, by release name and by
+    chart name (its last path segment): the ``releases:`` entries of a ``helmfile*.yaml`` or of
+    a file under a ``helmfile``/``helmfile.d`` directory, read as text (helmfiles are templates).
+    A bootstrap step that installs a chart, or only its CRDs (``--include-crds``), before Flux
+    starts makes the chart's CRDs exist on a cold boot that follows it."""
+    names: dict[str, Location] = {}
+    for f in cache.fs.walk_files(""):
+        if not _is_helmfile(f):
+            continue
+        try:
+            text = cache.fs.read_bytes(f).decode("utf-8", "replace")
+        except Exception:  # noqa: BLE001 - an unreadable helmfile tells nothing
+            continue
+        in_releases = False
+        for i, line in enumerate(text.splitlines(), 1):
+            if _TOP_KEY.match(line):
+                in_releases = line.split(":", 1)[0].strip() == "releases"
+                continue
+            if not in_releases:
+                continue
+            m = _RELEASE_NAME.match(line)
+            if m:
+                names.setdefault(m.group(1), Location(f, i))
+                continue
+            m = _CHART.match(line)
+            if m:
+                chart = m.group(1).rstrip("/").rsplit("/", 1)[-1]
+                if chart:
+                    names.setdefault(chart, Location(f, i))
+    return names

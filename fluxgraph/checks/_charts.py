@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fluxgraph.cluster import ClusterModel, HelmReleaseNode
 from fluxgraph.model import Location, as_dict
+
+if TYPE_CHECKING:
+    from fluxgraph.api import Repository
 
 
 @dataclass(frozen=True)
@@ -210,79 +213,17 @@ def provides(rel: Release, group: str) -> Provider | None:
 
 # -- charts installed outside Flux ----------------------------------------------------------------
 
-_TOP_KEY = re.compile(r"^[A-Za-z_][\w.-]*\s*:")
-_RELEASE_NAME = re.compile(r"^\s*-\s*name:\s*[\"']?([A-Za-z0-9][\w.-]*)[\"']?\s*(?:#.*)?$")
-_CHART = re.compile(r"^\s*chart:\s*[\"']?([^\s\"'{}]+)[\"']?\s*(?:#.*)?$")
 
-
-@dataclass(frozen=True)
-class OutOfBand:
-    """A release a helmfile of the repository installs (a bootstrap step, outside Flux)."""
-
-    names: dict[str, Location]  # release names and chart names -> where
-
-
-_BOOTSTRAP: dict[int, tuple[Any, OutOfBand]] = {}
-
-
-def _is_helmfile(path: str) -> bool:
-    parts = path.split("/")
-    base = parts[-1]
-    if not base.endswith((".yaml", ".yml", ".yaml.gotmpl", ".yml.gotmpl")):
-        return False
-    return base.startswith("helmfile") or any(p in ("helmfile", "helmfile.d") for p in parts[:-1])
-
-
-def out_of_band(repo: Any) -> OutOfBand:
-    """The Helm releases the repository's helmfiles install outside Flux (``releases:`` entries of
-    a ``helmfile*.yaml`` or of a file under a ``helmfile``/``helmfile.d`` directory, read as text:
-    helmfiles are templates), by release name and by chart name (its last path segment). A
-    bootstrap step that installs a chart, or only its CRDs (``--include-crds``), before Flux
-    starts makes the chart's CRDs exist on a cold boot that follows it."""
-    hit = _BOOTSTRAP.get(id(repo))
-    if hit is not None and hit[0] is repo:
-        return hit[1]
-    names: dict[str, Location] = {}
-    cache = getattr(repo, "cache", None)
-    if cache is not None:
-        for f in cache.fs.walk_files(""):
-            if not _is_helmfile(f):
-                continue
-            try:
-                text = cache.fs.read_bytes(f).decode("utf-8", "replace")
-            except Exception:  # noqa: BLE001 - an unreadable helmfile tells nothing
-                continue
-            in_releases = False
-            for i, line in enumerate(text.splitlines(), 1):
-                if _TOP_KEY.match(line):
-                    in_releases = line.split(":", 1)[0].strip() == "releases"
-                    continue
-                if not in_releases:
-                    continue
-                m = _RELEASE_NAME.match(line)
-                if m:
-                    names.setdefault(m.group(1), Location(f, i))
-                    continue
-                m = _CHART.match(line)
-                if m:
-                    chart = m.group(1).rstrip("/").rsplit("/", 1)[-1]
-                    if chart:
-                        names.setdefault(chart, Location(f, i))
-    value = OutOfBand(names)
-    _BOOTSTRAP.clear()
-    _BOOTSTRAP[id(repo)] = (repo, value)
-    return value
-
-
-def installed_out_of_band(repo: Any, p: Provider) -> Location | None:
-    """Where a helmfile of the repository installs ``p``'s release or chart, if one does."""
-    oob = out_of_band(repo)
+def installed_out_of_band(repo: Repository, p: Provider) -> Location | None:
+    """Where a helmfile of the repository installs ``p``'s release or chart, if one does
+    (``Repository.helmfile_releases``, read when the repository was loaded)."""
+    names = repo.helmfile_releases
     spec = as_dict(p.hr.obj.data.get("spec"))
     candidates = [p.hr.spec.name, p.chart]
     rn = spec.get("releaseName")
     if isinstance(rn, str) and rn:
         candidates.append(rn)
     for c in candidates:
-        if c in oob.names:
-            return oob.names[c]
+        if c in names:
+            return names[c]
     return None
