@@ -5,9 +5,9 @@ instead (rule ``parent-patch-overrides-child``; ``fluxgraph explain``).
 kustomize-controller writes ``spec.patches`` into the kustomization it builds (fluxcd/pkg
 ``kustomize/kustomize_generator.go`` ``WriteFile``), where kustomize applies them like any
 ``patches`` entry: a strategic merge patch or a JSON 6902 patch *sets* the fields it names,
-whatever the object says (kustomize ``api/filters/patchstrategicmerge``; a custom resource has
-no merge schema, so a list is replaced, except lists of mappings with a ``name``-like key, which
-kyaml merges by that key). A parent that "adds defaults" to every child Kustomization, or gives
+whatever the object says (kustomize ``api/filters/patchstrategicmerge``, kyaml ``merge2``: a
+custom resource has no merge schema, so every list the patch names is replaced, see
+``fluxgraph.kustomize.smp``). A parent that "adds defaults" to every child Kustomization, or gives
 every child Kustomization a patch that "adds defaults" to every HelmRelease, overrides the values
 a child declares for itself.
 

@@ -232,3 +232,18 @@ def test_remote_target_is_judged_the_same(tmp_path):
     }
     [f] = _one(tmp_path, files)
     assert f.obj is not None and f.obj.target == "Secret/flux-system/edge-kubeconfig"
+
+
+def test_a_build_not_evaluated_in_full_is_not_judged(tmp_path):
+    files = {
+        "clusters/test/apps.yaml": ks("apps", "./apps"),
+        # a NamespaceTransformer plugin config fluxgraph does not run could set the namespace
+        "apps/kustomization.yaml": kfile("cm.yaml") + "transformers:\n  - namespace.yaml\n",
+        "apps/namespace.yaml": (
+            "apiVersion: builtin\nkind: NamespaceTransformer\nmetadata:\n  name: ns\n  namespace: team\n"
+        ),
+        "apps/cm.yaml": cm("s"),
+    }
+    report = analyze(repo(tmp_path, files), enabled={RULE})
+    assert [f for f in report.findings if f.rule == RULE] == []
+    assert report.not_evaluated  # said, not silent

@@ -271,3 +271,12 @@ def test_explain_renders_it(tmp_path):
     }
     [hr] = [o for o in doc["clusters"][0]["objects"] if o["kind"] == "HelmRelease"]
     assert hr["overriddenByPatches"][0]["applied"] == "2"
+
+
+def test_a_strategic_merge_patch_replaces_a_declared_list(tmp_path):
+    """A Flux Kustomization has no merge schema: the parent's dependsOn replaces the child's."""
+    more = {"infra/kustomization.yaml": kfile("cm.yaml"), "infra/cm.yaml": cm("i", "default")}
+    files = tree(patches(smp_ks("dependsOn:\n  - name: infra")), {"dns": "dependsOn:\n  - name: base", "base": "", "infra": ""}, more)
+    [f] = findings(repo(tmp_path, files))
+    assert (f.location.file, f.location.line) == ("apps/dns.yaml", 13)
+    assert 'declares spec.dependsOn: [{"name": "base"}], and Flux applies [{"name": "infra"}]' in f.message

@@ -18,8 +18,13 @@ def local_config(obj: AppliedObject) -> bool:
 
 
 def lacks_namespace(cluster: ClusterModel, obj: AppliedObject) -> bool:
-    """``obj`` is applied by Flux, is (or is taken as) namespaced, and has no namespace."""
+    """``obj`` is applied by Flux, is (or is taken as) namespaced, and has no namespace. An
+    object of a build fluxgraph did not evaluate in full is not judged: a ``transformers:``
+    plugin or a remote component it does not run may set the namespace."""
     if obj.ref.namespace or obj.resource.namespace:
+        return False
+    owner = cluster.kustomizations.get(obj.owner)
+    if owner is None or owner.incomplete:
         return False
     if cluster.scope_of(obj.ref).cluster_scoped:
         return False

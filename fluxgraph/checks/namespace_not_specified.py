@@ -68,6 +68,8 @@ def _consumer_text(cluster: ClusterModel, obj: AppliedObject, consumers: list[tu
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     for node in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
+        if node.incomplete:
+            continue  # not evaluated in full (and listed so): a plugin it does not run may set it
         bad: list[AppliedObject] = []
         for obj in node.objects:
             if never_applied(obj) or local_config(obj):
