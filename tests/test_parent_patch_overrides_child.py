@@ -280,3 +280,17 @@ def test_a_strategic_merge_patch_replaces_a_declared_list(tmp_path):
     [f] = findings(repo(tmp_path, files))
     assert (f.location.file, f.location.line) == ("apps/dns.yaml", 13)
     assert 'declares spec.dependsOn: [{"name": "base"}], and Flux applies [{"name": "infra"}]' in f.message
+
+
+def test_suppression_at_the_child_or_at_the_patch(tmp_path):
+    one = tree(patches(smp_ks("prune: true")), {"dns": "prune: false"})
+    one["apps/dns.yaml"] = one["apps/dns.yaml"].replace(
+        "metadata:\n", "metadata:\n  annotations:\n    fluxgraph.io/ignore: 'parent-patch-overrides-child: DNS stays'\n", 1
+    )
+    assert findings(repo(tmp_path / "one", one)) == []
+    two = tree(patches(smp_ks("prune: true")), {"dns": "prune: false", "vault": "prune: false"})
+    two["clusters/test/apps.yaml"] = two["clusters/test/apps.yaml"].replace(
+        "  - target:\n", "  - target: # fluxgraph: ignore[parent-patch-overrides-child] both are protected otherwise\n", 1
+    )
+    report = analyze(repo(tmp_path / "two", two), enabled={RULE})
+    assert report.findings == [] and [f.rule for f in report.suppressed] == [RULE]
