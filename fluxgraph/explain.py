@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgraph import envsubst, flux, gc
+from fluxgraph import envsubst, flux, gc, overrides
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.findings import Finding
@@ -133,6 +133,30 @@ def resolve_target(repo: Repository, text: str, *, cwd: Path | None = None) -> T
 # -- the explanation ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class OverrideView:
+    """A value the object's own document declares that a ``spec.patches`` entry of the
+    Kustomization applying it replaces (``fluxgraph.overrides``, the logic of the rule
+    parent-patch-overrides-child)."""
+
+    field: str
+    written: str  # as declared
+    applied: str  # as Flux applies it
+    patch: str  # the entry, and where its text is written
+    location: Location  # the declared field
+    patch_location: Location
+    blanket: bool  # a patch of every object of a kind (what the rule reports)
+
+
+def override_views(model: ClusterModel, obj: AppliedObject | None) -> tuple[OverrideView, ...]:
+    if obj is None:
+        return ()
+    return tuple(
+        OverrideView(o.field, overrides.show(o.written), overrides.show(o.applied), o.site.describe(), o.location, o.site.location, o.site.blanket)
+        for o in overrides.object_overrides(model, obj)
+    )
+
+
 @dataclass
 class ChainLink:
     """One Kustomization on the way from the cluster root to an owner, with its effective spec."""
@@ -153,6 +177,8 @@ class ChainLink:
     status: str
     # fields whose value differs from the declaration (set by a parent's patches or substitution)
     from_parent: tuple[str, ...] = ()
+    # declared values the parent's spec.patches replace: written, applied, and the patch
+    overridden: tuple[OverrideView, ...] = ()
     # the cluster its objects are applied to: "" for this one, else its spec.kubeConfig
     target: str = ""
 
@@ -165,6 +191,8 @@ class ObjectView:
     via: tuple[str, ...]
     substitution: str
     protection: str | None
+    # declared values the owner's spec.patches replace (Kustomizations and HelmReleases)
+    overridden: tuple[OverrideView, ...] = ()
 
 
 @dataclass
@@ -389,6 +417,7 @@ def chain_link(model: ClusterModel, ks_id: str) -> ChainLink:
         status=node.status,
         from_parent=fields_from_parent(model, ks_id),
         target=node.target,
+        overridden=override_views(model, declaration_object(model, ks_id)),
     )
 
 
@@ -397,9 +426,15 @@ def chain(model: ClusterModel, ks_id: str) -> list[ChainLink]:
     return [chain_link(model, k) for k in ids if k in model.kustomizations]
 
 
-def _object_view(obj: AppliedObject) -> ObjectView:
+def _object_view(model: ClusterModel, obj: AppliedObject) -> ObjectView:
     return ObjectView(
-        obj.ref, obj.owner, obj.location, obj.resource.origin.via, obj.substitution, gc.protection(obj.data)
+        obj.ref,
+        obj.owner,
+        obj.location,
+        obj.resource.origin.via,
+        obj.substitution,
+        gc.protection(obj.data),
+        override_views(model, obj),
     )
 
 
@@ -1176,7 +1211,7 @@ def explain(
                     ks_id,
                     _how(model, node, target, mine),
                     chain(model, ks_id),
-                    [_object_view(o) for o in mine],
+                    [_object_view(model, o) for o in mine],
                     sorted(gc.ks_id_of(o.ref, node.spec.namespace) for o in mine if gc.is_flux_ks(o.ref)),
                 )
             )

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._ownership import ks_object
+from fluxgraph.checks._namespace import unnamespaced
+from fluxgraph.checks._ownership import ks_object, loc
 from fluxgraph.checks._subst import field_location, producers, substitute_from_path
 from fluxgraph.findings import RawFinding
 
@@ -29,10 +30,25 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             ctx.evaluated()
             if producers(cluster, sf.kind, ns, sf.name, ks.home):
                 continue
+            stray = unnamespaced(cluster, sf.kind, sf.name, ks.home)
+            if stray:
+                # the object is in the repository, without a namespace: point at it
+                # (namespace-not-specified reports it there)
+                o = min(stray, key=lambda x: x.location)
+                msg = (
+                    f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}; the {sf.kind} {sf.name} this "
+                    f"repository has, applied by Kustomization {o.owner} ({loc(o.location)}), has no namespace and the "
+                    f"API server refuses it (namespace-not-specified): unless a {sf.kind} {sf.name} already exists in "
+                    f"namespace {ns}, every build of {ks.id} fails (substitute from '{sf.kind}/{sf.name}' error)"
+                )
+            else:
+                msg = (
+                    f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}, which nothing in this "
+                    f"repository applies: it must already exist in the cluster, in namespace {ns}, or every build "
+                    f"of {ks.id} fails (substitute from '{sf.kind}/{sf.name}' error)"
+                )
             yield ctx.finding(
-                f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}, which nothing in this repository "
-                f"applies: it must already exist in the cluster, in namespace {ns}, or every build of {ks.id} fails "
-                f"(substitute from '{sf.kind}/{sf.name}' error)",
+                msg,
                 field_location(
                     decl, substitute_from_path(decl, sf.kind, sf.name), ks.declared_at or ks.spec.location
                 ),

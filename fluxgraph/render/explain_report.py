@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from fluxgraph import __version__, gc
-from fluxgraph.explain import ChainLink, ClusterExplanation, Explanation, MovePlan
+from fluxgraph.explain import ChainLink, ClusterExplanation, Explanation, MovePlan, OverrideView
 from fluxgraph.findings import Finding
 from fluxgraph.model import Location
 from fluxgraph.render.json_report import finding_json
@@ -37,9 +37,30 @@ def _link_text(link: ChainLink) -> str:
     out = f"{link.id}  ({link.path or '.'})  " + ", ".join(bits)
     if link.from_parent:
         out += f"  [set by the parent: {', '.join(link.from_parent)}]"
+    if link.overridden:
+        out += f"  [overridden by the parent's patches: {_overrides_text(link.overridden)}]"
     if link.status != "built":
         out += f"  [{link.status}]"
     return out
+
+
+def _overrides_text(ovs: tuple[OverrideView, ...]) -> str:
+    """``prune: false -> true (clusters/lab/apps.yaml:15)``, one per declared value."""
+    return "; ".join(f"{o.field}: {o.written} -> {o.applied} ({_loc(o.patch_location)})" for o in ovs)
+
+
+def _override_json(o: OverrideView) -> dict[str, Any]:
+    return {
+        "field": o.field,
+        "written": o.written,
+        "applied": o.applied,
+        "patch": o.patch,
+        "file": o.location.file,
+        "line": o.location.line,
+        "patchFile": o.patch_location.file,
+        "patchLine": o.patch_location.line,
+        "blanket": o.blanket,
+    }
 
 
 def _listing(items: list[str], limit: int = MAX_LISTED) -> str:
@@ -127,6 +148,8 @@ def _cluster_text(ce: ClusterExplanation) -> list[str]:
             extra.append(o.protection)
         if o.substitution not in ("none", "applied"):
             extra.append(f"substitution {o.substitution}")
+        if o.overridden:
+            extra.append(f"overridden by {o.owner}'s patches: {_overrides_text(o.overridden)}")
         tail = f"  [{'; '.join(extra)}]" if extra else ""
         lines.append(f"    {o.ref}  {_loc(o.location)}  ({o.owner}){tail}")
     for ns in ce.namespaces:
@@ -274,6 +297,7 @@ def _link_json(link: ChainLink) -> dict[str, Any]:
         "line": link.declared_at.line if link.declared_at else None,
         "status": link.status,
         "setByParent": list(link.from_parent),
+        "overriddenByParent": [_override_json(o) for o in link.overridden],
         "targetCluster": link.target or None,
     }
 
@@ -350,6 +374,7 @@ def explanation_json(ex: Explanation) -> dict[str, Any]:
                         "via": list(o.via),
                         "substitution": o.substitution,
                         "pruneProtection": o.protection,
+                        "overriddenByPatches": [_override_json(x) for x in o.overridden],
                     }
                     for ov in ce.owners
                     for o in ov.objects

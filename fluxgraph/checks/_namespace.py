@@ -1,0 +1,42 @@
+"""Objects that reach the API server without a namespace (shared by namespace-not-specified and
+missing-substitute-from; see rules/namespace-not-specified.md for the Flux facts)."""
+
+from __future__ import annotations
+
+from fluxgraph.checks._ownership import never_applied
+from fluxgraph.cluster import AppliedObject, ClusterModel
+from fluxgraph.model import as_dict
+
+# kustomize drops these from the build output (kyaml konfig.IgnoredByKustomizeAnnotation;
+# api/resource/factory.go DropLocalNodes: any value but "false")
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+
+
+def local_config(obj: AppliedObject) -> bool:
+    v = as_dict(as_dict(obj.data.get("metadata")).get("annotations")).get(LOCAL_CONFIG)
+    return v is not None and v != "false"
+
+
+def lacks_namespace(cluster: ClusterModel, obj: AppliedObject) -> bool:
+    """``obj`` is applied by Flux, is (or is taken as) namespaced, and has no namespace. An
+    object of a build fluxgraph did not evaluate in full is not judged: a ``transformers:``
+    plugin or a remote component it does not run may set the namespace."""
+    if obj.ref.namespace or obj.resource.namespace:
+        return False
+    owner = cluster.kustomizations.get(obj.owner)
+    if owner is None or owner.incomplete:
+        return False
+    if cluster.scope_of(obj.ref).cluster_scoped:
+        return False
+    return not never_applied(obj) and not local_config(obj)
+
+
+def unnamespaced(cluster: ClusterModel, kind: str, name: str, target: str) -> list[AppliedObject]:
+    """The objects of ``kind``/``name`` applied to ``target`` without a namespace (what a
+    ``substituteFrom`` of that kind and name may have been meant to read)."""
+    return [
+        o
+        for o in cluster.objects()
+        if o.ref.kind == kind and o.ref.name == name and o.ref.group == "" and o.ref.target == target
+        and lacks_namespace(cluster, o)
+    ]

@@ -1,0 +1,73 @@
+"""A parent's blanket ``spec.patches`` replaces a value that a child Kustomization or a
+HelmRelease declares (see rules/parent-patch-overrides-child.md; the comparison lives in
+``fluxgraph.overrides``, shared with ``fluxgraph explain``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fluxgraph.checks import CheckContext
+from fluxgraph.findings import RawFinding
+from fluxgraph.model import Location
+from fluxgraph.overrides import MISSING, Override, cluster_overrides, show, watched
+
+ID = "parent-patch-overrides-child"
+
+MAX_FIELDS = 4  # fields named in the message of one patch's grouped finding
+
+
+def _what(o: Override) -> str:
+    return f"{o.obj.ref.kind} {o.obj.ref.namespace}/{o.obj.ref.name}" if o.obj.ref.namespace else f"{o.obj.ref.kind} {o.obj.ref.name}"
+
+
+def _plural(kinds: set[str], n: int) -> str:
+    kind = kinds.pop() if len(kinds) == 1 else "object"
+    return f"{n} {kind}s" if n != 1 else kind
+
+
+def _summary(overrides: list[Override]) -> str:
+    """What one patch overrides, field by field: the value it sets over the values declared."""
+    by_field: dict[tuple[str, str], list[Override]] = {}
+    for o in overrides:
+        by_field.setdefault((o.field, show(o.applied)), []).append(o)
+    parts = []
+    for (field, applied), os in sorted(by_field.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        declared = sorted({show(o.written) for o in os})
+        objs = sorted({_what(o) for o in os})
+        who = f"{objs[0]} declares" if len(objs) == 1 else f"{_plural({o.obj.ref.kind for o in os}, len(objs))} declare"
+        parts.append(f"{field}: {applied} where {who} {' / '.join(declared[:3])}")
+    more = f", and {len(parts) - MAX_FIELDS} more field(s)" if len(parts) > MAX_FIELDS else ""
+    return ", ".join(parts[:MAX_FIELDS]) + more
+
+
+def check(ctx: CheckContext) -> Iterator[RawFinding]:
+    cluster = ctx.cluster
+    ctx.evaluated(len(watched(cluster)))  # per object: "the values it declares are applied"
+    found = [o for o in cluster_overrides(cluster) if o.site.blanket]
+    by_site: dict[Location, list[Override]] = {}
+    for o in found:
+        by_site.setdefault(o.site.location, []).append(o)
+    for o in found:
+        site = o.site
+        siblings = by_site[site.location]
+        what = _what(o)
+        kustomization = o.obj.owner
+        if o.obj.ref.kind == "Kustomization" and o.obj.ref.group == "kustomize.toolkit.fluxcd.io":
+            kustomization = f"{o.obj.ref.namespace}/{o.obj.ref.name}"
+        applied = "removes it" if o.applied is MISSING else f"applies {show(o.applied)}"
+        msg = (
+            f"{what} declares {o.field}: {show(o.written)}, and Flux {applied}: {site.describe()}, a patch of "
+            f"{site.target}, sets it whatever the object declares"
+        )
+        yield ctx.finding(
+            msg,
+            o.location,
+            obj=o.obj.ref,
+            kustomization=kustomization,
+            related=[site.location],
+            subject=f"{o.obj.ref}|{o.field}",
+            # one patch that overrides values in several objects: one finding at the patch
+            cause=site.location,
+            cause_message=f"{site.patch_text()} overrides values that the objects declare themselves: {_summary(siblings)}",
+            cause_subject=f"{site.written_in} spec.patches[{site.written_index}] overrides",
+        )
