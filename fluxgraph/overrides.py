@@ -88,7 +88,7 @@ class PatchSite:
         """The patch, the same for every Kustomization it is written into (for grouping)."""
         if self.own:
             return f"{self.text}, a patch of {self.target},"
-        return f"the patch of {self.target} that {self.text} gives the Kustomizations it selects"
+        return f"{self.text} gives the Kustomizations it selects a patch of {self.target}, which"
 
 
 @dataclass(frozen=True)
