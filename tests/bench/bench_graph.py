@@ -8,10 +8,11 @@ Each figure is the median of several runs of ``python -m fluxgraph ...`` as a us
 (interpreter start, imports, analysis, output, exit), with the median CPU time (user + system)
 and the peak RSS of that process read from ``wait4``: wall time is what the bars are about,
 CPU time shows how much of a slow spell was the machine. The runs are interleaved (every row once per round) and two reference rows
-(an empty interpreter, a fixed CPU-bound loop) show how fast the machine was meanwhile. A floor row per
+(an empty interpreter, a fixed CPU-bound loop) show how fast the machine was meanwhile. Two floor rows per
 repository (``floor.py``: start Python, import the design card's libraries, parse the YAML files a
-check of that repository parses, with libyaml) gives what reading the input costs; ``graph`` and ``check`` rows are also printed as a
-ratio to it, which a noisy machine disturbs far less than the seconds. Also generates synthetic repositories of N Kustomizations (each with a
+check of that repository parses with libyaml, into nodes (``parse``) or on into Python data
+(``load``)) give what reading the input costs; ``graph`` and ``check`` rows are also printed as a
+ratio to each, which a noisy machine disturbs far less than the seconds. Also generates synthetic repositories of N Kustomizations (each with a
 HelmRelease, a ConfigMap, a Namespace, dependsOn on its predecessor and postBuild
 substitution) to show how time and peak RSS grow. Not a test: machines are noisy, so it prints
 medians and ratios and leaves the judging to the reader.
@@ -102,6 +103,7 @@ class Job:
 
 
 FLOOR = HERE.parent / "floor.py"
+FLOORS = ("parse", "load")  # floor.py without and with --load; issue 15's bar is 2x the parse floor
 
 
 def run_interleaved(jobs: list[Job], runs: int, env: dict[str, str]) -> None:
@@ -113,15 +115,17 @@ def run_interleaved(jobs: list[Job], runs: int, env: dict[str, str]) -> None:
             job.walls.append(wall)
             job.cpus.append(cpu)
             job.rss = max(job.rss, rss)
-    floors = {job.label.split()[-1]: statistics.median(job.walls) for job in jobs if job.label.startswith("floor ")}
+    floors = {tuple(job.label.split()): statistics.median(job.walls) for job in jobs if job.label.startswith("floor-")}
     for job in jobs:
         _line(job.label, statistics.median(job.walls), job.rss, job.walls, job.bar, statistics.median(job.cpus))
     if floors:
-        print("ratio to the floor (start Python, import the card's libraries, libyaml parse of the same files):")
+        print("ratio to the floors (start Python, import the card's libraries, libyaml parse of the same files;")
+        print("parse: into nodes, load: into Python data with ruamel's safe constructor):")
         for job in jobs:
-            repo = job.label.split()[1] if len(job.label.split()) > 1 else ""
-            if job.label.split()[0] in ("graph", "check") and repo in floors:
-                print(f"  {job.label:56s} x{statistics.median(job.walls) / floors[repo]:.2f}")
+            words = job.label.split()
+            if words[0] in ("graph", "check") and (f"floor-{FLOORS[0]}", words[1]) in floors:
+                ratios = "  ".join(f"{kind} x{statistics.median(job.walls) / floors[(f'floor-{kind}', words[1])]:.2f}" for kind in FLOORS)
+                print(f"  {job.label:56s} {ratios}")
 
 
 def make_synthetic(root: Path, n: int) -> None:
@@ -231,7 +235,9 @@ def main() -> None:
                 if path.is_dir():
                     listing = Path(scratch) / f"{name}.files"
                     listing.write_text("\n".join(_parsed_files(path, env)) + "\n")
-                    jobs.append(Job(f"floor {name}", [], program=[sys.executable, str(FLOOR), str(path), str(listing)]))
+                    for kind in FLOORS:
+                        argv = [sys.executable, str(FLOOR), str(path), str(listing), *(["--load"] if kind == "load" else [])]
+                        jobs.append(Job(f"floor-{kind} {name}", [], program=argv))
         for command in commands:
             if command in ("graph", "check"):
                 for name, extra, bar in TARGETS:
