@@ -183,11 +183,11 @@ def entry() -> None:
     * After the output is flushed the process ends with ``os._exit``, without tearing the model
       down object by object. Files written with ``--output`` are closed before ``main`` returns.
 
-    Measured with callgrind (instructions, which a busy machine does not disturb) on `check` of
-    onedr0p and haraldkoch: the collector's thresholds save 5.5 % and 7.8 %, the fast exit 7.0 %
-    and 6.4 %, together 12.8 % and 13.0 % of the run (docs/performance.md). Raising the
-    thresholds before the package is imported, as a separate entry module once did, saved
-    0.5 %: it is not done.
+    Measured with ``tests/bench/bench_graph.py`` on `check` of onedr0p and haraldkoch, each
+    tuning removed in turn (docs/performance.md, "Speed tricks"): the collector's thresholds
+    save 17 % of a haraldkoch run (onedr0p: -4 % and 11 %, noise), the fast exit 10 to 19 %,
+    together 24 to 37 %. Raising the thresholds before the package is imported, as a separate
+    entry module once did, saved 0.5 % (callgrind): it is not done.
     """
     import gc
 
