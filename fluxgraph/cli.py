@@ -86,13 +86,8 @@ def _confined(base: Path, rel: str, what: str) -> None:
 def _analysis_settings(
     path: str,
     config_path: str | None,
+    model: dict[str, Any],
     *,
-    cluster: str | None,
-    env: str | None,
-    flux_version: str | None,
-    strict: bool | None,
-    substitute: tuple[str, ...],
-    substitute_from: tuple[str, ...],
     enable: tuple[str, ...] = (),
     disable: tuple[str, ...] = (),
     baseline_path: str | None = None,
@@ -100,7 +95,8 @@ def _analysis_settings(
 ) -> tuple[Config, dict[str, Any]]:
     """The configuration (``.fluxgraph.yaml`` found from PATH upwards, or --config) and the
     keyword arguments of ``engine.analyze`` that ``check`` and ``fix`` share: the command line
-    wins over the configuration. Raises FluxgraphError."""
+    wins over the configuration. ``model`` holds the values of ``model_options`` (--cluster,
+    --env, --flux-version, --strict, --substitute, --substitute-from). Raises FluxgraphError."""
     from fluxgraph.config import Config, find_config, load_config
     from fluxgraph.suppress import read_baseline
 
@@ -109,7 +105,8 @@ def _analysis_settings(
         _confined(cfg_file.parent, cfg_file.name, "configuration file")
     cfg = load_config(cfg_file) if cfg_file else Config()
     variables = dict(cfg.substitute)
-    variables.update(_parse_vars(substitute, substitute_from))
+    variables.update(_parse_vars(model["substitute"], model["substitute_from"]))
+    cluster, env, flux_version, strict = model["cluster"], model["env"], model["flux_version"], model["strict"]
     baseline = None
     bpath = baseline_path or (str(cfg.path.parent / cfg.baseline) if cfg.baseline and cfg.path else None)
     if bpath and read_baseline_file:
@@ -375,12 +372,6 @@ CHECK_FORMATS = ["text", "json", "sarif", "junit", "github"]
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), default=None, help="Write every current finding to FILE as the new baseline.")
 def check(
     path: str,
-    cluster: str | None,
-    env: str | None,
-    flux_version: str | None,
-    strict: bool | None,
-    substitute: tuple[str, ...],
-    substitute_from: tuple[str, ...],
     fmts: tuple[str, ...],
     outputs: tuple[str, ...],
     fail_on: str | None,
@@ -389,6 +380,7 @@ def check(
     config_path: str | None,
     baseline_path: str | None,
     write_baseline_path: str | None,
+    **model: Any,
 ) -> None:
     """Check PATH for Flux hazards.
 
@@ -409,12 +401,7 @@ def check(
         cfg, settings = _analysis_settings(
             path,
             config_path,
-            cluster=cluster,
-            env=env,
-            flux_version=flux_version,
-            strict=strict,
-            substitute=substitute,
-            substitute_from=substitute_from,
+            model,
             enable=enable,
             disable=disable,
             baseline_path=baseline_path,
@@ -450,18 +437,7 @@ def check(
 )
 @click.option("--write", is_flag=True, help="Edit the files in place (default: print a unified diff and write nothing).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Configuration file (default: .fluxgraph.yaml found from PATH upwards).")
-def fix_cmd(
-    path: str,
-    cluster: str | None,
-    env: str | None,
-    flux_version: str | None,
-    strict: bool | None,
-    substitute: tuple[str, ...],
-    substitute_from: tuple[str, ...],
-    rules: tuple[str, ...],
-    write: bool,
-    config_path: str | None,
-) -> None:
+def fix_cmd(path: str, rules: tuple[str, ...], write: bool, config_path: str | None, **model: Any) -> None:
     """Repair the findings of PATH that have one mechanical repair (see `fluxgraph rules`:
     column "fix"), changing only the lines they must. Without --write, print the unified diff of
     what would change and write nothing; with --write, edit the files in place (atomically per
@@ -474,16 +450,7 @@ def fix_cmd(
     from fluxgraph.fix import fix_repository
 
     try:
-        _, settings = _analysis_settings(
-            path,
-            config_path,
-            cluster=cluster,
-            env=env,
-            flux_version=flux_version,
-            strict=strict,
-            substitute=substitute,
-            substitute_from=substitute_from,
-        )
+        _, settings = _analysis_settings(path, config_path, model)
         result = fix_repository(path, rules=set(rules) or None, **settings)
     except FluxgraphError as e:
         _fail(str(e))

@@ -179,8 +179,8 @@ def _string_values_iterative(node: Any, path: tuple[Any, ...], contains: str, ke
     return out
 
 
-def value_at(data: Any, path: tuple[Any, ...]) -> Any:
-    """The value at ``path`` (mapping keys and list indexes) in parsed data, or None."""
+def value_at(data: Any, path: tuple[Any, ...], default: Any = None) -> Any:
+    """The value at ``path`` (mapping keys and list indexes) in parsed data, or ``default``."""
     cur = data
     for step in path:
         if isinstance(cur, dict) and step in cur:
@@ -188,7 +188,7 @@ def value_at(data: Any, path: tuple[Any, ...]) -> Any:
         elif isinstance(cur, list) and isinstance(step, int) and 0 <= step < len(cur):
             cur = cur[step]
         else:
-            return None
+            return default
     return cur
 
 

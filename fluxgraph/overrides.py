@@ -124,15 +124,7 @@ def show(v: Any, limit: int = 60) -> str:
 
 
 def _get(data: Any, path: Path) -> Any:
-    cur = data
-    for step in path:
-        if isinstance(cur, dict) and step in cur:
-            cur = cur[step]
-        elif isinstance(cur, list) and isinstance(step, int) and 0 <= step < len(cur):
-            cur = cur[step]
-        else:
-            return MISSING
-    return cur
+    return value_at(data, path, MISSING)
 
 
 def _same(a: Any, b: Any) -> bool:

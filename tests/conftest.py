@@ -1,5 +1,6 @@
 import json
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,31 @@ def fixture_options(repo: Path) -> dict:
     fluxgraph's discovery never read it as a manifest)."""
     f = repo / "fixture.json"
     return json.loads(f.read_text()).get("options", {}) if f.exists() else {}
+
+
+def flux_ks(
+    name: str, path: str, extra: str = "", *, ns: str = "flux-system", source: str = "flux-system", source_ns: str | None = None
+) -> str:
+    """A Flux Kustomization ``ns/name`` that builds ``path`` (as written: ``./apps``) from the
+    GitRepository ``source`` (``sourceRef.namespace: source_ns`` when given) with
+    ``prune: true``; ``extra`` (YAML, dedented) is appended under ``spec:``."""
+    doc = f"""\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  interval: 10m
+  path: {path}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: {source}
+"""
+    if source_ns is not None:
+        doc += f"    namespace: {source_ns}\n"
+    return doc + textwrap.indent(textwrap.dedent(extra), "  ") if extra else doc
 
 
 def gotk_sync(cluster: str, repo: str = "fleet") -> str:

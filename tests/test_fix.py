@@ -19,7 +19,12 @@ from fluxgraph.fix import FIXERS, fix_repository
 from fluxgraph.fix import write as fixwrite
 from fluxgraph.fix.write import WriteRefused, resolve_for_write, write_atomic
 
-from .conftest import FIXTURES, check_golden, fixture_options, gotk_sync
+from .conftest import FIXTURES, check_golden, fixture_options, flux_ks, gotk_sync
+
+
+def _ks(name: str, path: str, extra: str = "") -> str:
+    return flux_ks(name, f"./{path}", extra)
+
 
 FIXABLE = sorted(r for r, spec in load_catalog().items() if spec.autofix)
 DEMO = FIXTURES / "repos" / "homelab"
@@ -233,28 +238,6 @@ def _repo(tmp_path: Path, files: dict[str, str], cluster: str = "lab") -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(textwrap.dedent(text))
     return root
-
-
-def _ks(name: str, path: str, extra: str = "") -> str:
-    return (
-        textwrap.dedent(
-            f"""\
-            apiVersion: kustomize.toolkit.fluxcd.io/v1
-            kind: Kustomization
-            metadata:
-              name: {name}
-              namespace: flux-system
-            spec:
-              interval: 10m
-              path: ./{path}
-              prune: true
-              sourceRef:
-                kind: GitRepository
-                name: flux-system
-            """
-        )
-        + textwrap.indent(textwrap.dedent(extra), "  ")
-    )
 
 
 SCRIPT = """\

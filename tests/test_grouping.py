@@ -4,7 +4,6 @@ once, and a suppression or a baseline entry works per cause."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -13,7 +12,7 @@ from fluxgraph.cli import main
 from fluxgraph.engine import analyze
 from fluxgraph.suppress import read_baseline, write_baseline
 
-from .robustness.conftest import gotk_sync
+from .conftest import flux_ks, gotk_sync
 
 SETTINGS = """\
 apiVersion: v1
@@ -27,26 +26,7 @@ data:
 
 
 def _consumer(name: str) -> str:
-    return textwrap.dedent(
-        f"""\
-        apiVersion: kustomize.toolkit.fluxcd.io/v1
-        kind: Kustomization
-        metadata:
-          name: {name}
-          namespace: flux-system
-        spec:
-          interval: 10m
-          path: ./{name}
-          prune: true
-          sourceRef:
-            kind: GitRepository
-            name: flux-system
-          postBuild:
-            substituteFrom:
-              - kind: ConfigMap
-                name: cluster-settings
-        """
-    )
+    return flux_ks(name, f"./{name}", "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n")
 
 
 def _repo(root: Path, consumers: tuple[str, ...], settings: str = SETTINGS) -> Path:

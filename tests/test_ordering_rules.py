@@ -11,7 +11,7 @@ import pytest
 from fluxgraph.checks.wait_timeout_too_short import helmrelease_need
 from fluxgraph.engine import analyze
 
-from .conftest import FIXTURES, gotk_sync
+from .conftest import FIXTURES, flux_ks, gotk_sync
 
 GOTK_SYNC = gotk_sync("demo", "demo")
 
@@ -28,22 +28,7 @@ spec:
 
 
 def ks(name: str, path: str, *, ns: str = "flux-system", extra: str = "", source: str = "flux-system") -> str:
-    body = f"""\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: {name}
-  namespace: {ns}
-spec:
-  interval: 10m
-  path: {path}
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: {source}
-    namespace: flux-system
-"""
-    return body + textwrap.indent(textwrap.dedent(extra), "  ") if extra else body
+    return flux_ks(name, path, extra, ns=ns, source=source, source_ns="flux-system")
 
 
 def hr(name: str, ns: str, extra: str = "") -> str:

@@ -10,7 +10,12 @@ import pytest
 from fluxgraph.engine import analyze
 from fluxgraph.findings import Severity
 
-from .conftest import gotk_sync
+from .conftest import flux_ks, gotk_sync
+
+
+def ks(name: str, path: str, extra: str = "") -> str:
+    return flux_ks(name, f"./{path}", extra)
+
 
 SUBST_RULES = {
     "unescaped-shell-variable",
@@ -26,24 +31,6 @@ SUBST_RULES = {
 }
 
 GOTK_SYNC = gotk_sync("lab", "lab")
-
-
-def ks(name: str, path: str, extra: str = "") -> str:
-    doc = f"""\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: {name}
-  namespace: flux-system
-spec:
-  interval: 10m
-  path: ./{path}
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-"""
-    return doc + textwrap.indent(textwrap.dedent(extra), "  ") if extra else doc
 
 
 def repo(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -416,20 +416,22 @@ def add_depends_on(f: Finding, ctx: FixContext, producer: str, why: str) -> Prop
     )
 
 
-def fix_substitute_from_race(f: Finding, ctx: FixContext) -> Proposal:
+def _depends_on_producer(f: Finding, ctx: FixContext, what: str, default: str, ambiguous: str) -> Proposal:
+    """dependsOn on the Kustomization that the finding's details name as the producer of the
+    object (details key ``what``) its Kustomization needs."""
     d = _details(f)
     producer = d.get("producer")
     if not producer:
-        raise NoFix(d.get("nofix") or "the Kustomization to depend on is not unambiguous")
-    return add_depends_on(f, ctx, producer, f"it applies {d.get('source', 'the substituteFrom object')}")
+        raise NoFix(d.get("nofix") or ambiguous)
+    return add_depends_on(f, ctx, producer, f"it applies {d.get(what, default)}")
+
+
+def fix_substitute_from_race(f: Finding, ctx: FixContext) -> Proposal:
+    return _depends_on_producer(f, ctx, "source", "the substituteFrom object", "the Kustomization to depend on is not unambiguous")
 
 
 def fix_prerequisite_without_depends_on(f: Finding, ctx: FixContext) -> Proposal:
-    d = _details(f)
-    producer = d.get("producer")
-    if not producer:
-        raise NoFix(d.get("nofix") or "more than one Kustomization declares the prerequisite")
-    return add_depends_on(f, ctx, producer, f"it applies {d.get('prerequisite', 'the prerequisite')}")
+    return _depends_on_producer(f, ctx, "prerequisite", "the prerequisite", "more than one Kustomization declares the prerequisite")
 
 
 # -- hooks ------------------------------------------------------------------------------------------

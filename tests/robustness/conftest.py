@@ -19,7 +19,7 @@ from fluxgraph import cli
 from fluxgraph.api import Repository, load
 from fluxgraph.model import Problem
 
-from ..conftest import gotk_sync
+from ..conftest import flux_ks, gotk_sync  # noqa: F401  (flux_ks: for the robustness tests)
 
 GOTK_SYNC = gotk_sync("prod", "fleet")
 FLUX_SYSTEM_KUSTOMIZATION = """\
@@ -28,24 +28,6 @@ kind: Kustomization
 resources:
   - gotk-sync.yaml
 """
-
-
-def flux_ks(name: str, path: str, extra: str = "") -> str:
-    """A Flux Kustomization in flux-system; ``extra`` is appended under ``spec:``."""
-    return f"""\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: {name}
-  namespace: flux-system
-spec:
-  interval: 10m
-  path: {path}
-  prune: true
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-{extra}"""
 
 
 def configmap(name: str, namespace: str = "default", **data: str) -> str:
