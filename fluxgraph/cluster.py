@@ -161,7 +161,6 @@ class ClusterModel:
     discovered_by: str = ""
     scopes: ScopeTable = field(default_factory=ScopeTable, repr=False)  # scope of (group, kind)
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)  # built on first use
-    _depends_on: dict[str, nx.DiGraph] = field(default_factory=dict, repr=False)  # by kind, on first use
 
     def objects(self) -> Iterable[AppliedObject]:
         for ks in self.kustomizations.values():
@@ -185,25 +184,14 @@ class ClusterModel:
             self._graph = build_graph(self)
         return self._graph
 
-    def depends_on_graph(self, kind: str = "ks") -> nx.DiGraph:
-        """The ``dependsOn`` edges of ``graph`` between the Kustomizations (``kind="ks"``) or
-        HelmReleases (``kind="hr"``) of this cluster, dangling ones left out, as a frozen graph of
-        its own. Nodes keep their ``ks:``/``hr:`` prefix.
-
-        A copy rather than a filtered view of ``graph``: every step of an algorithm over a view
-        calls its filters, and ``graph`` also holds every applied object, so cycles on a view
-        cost a tenth of a haraldkoch ``check``; the copy is built once per cluster and kind."""
+    def depends_on_graph(self, kind: str = "ks") -> nx.MultiDiGraph:
+        """A read-only view of ``graph``: the ``dependsOn`` edges between the Kustomizations
+        (``kind="ks"``) or HelmReleases (``kind="hr"``) of this cluster, dangling ones left out.
+        Nodes keep their ``ks:``/``hr:`` prefix."""
         import networkx as nx
 
-        g = self._depends_on.get(kind)
-        if g is None:
-            known = {f"ks:{i}" for i in self.kustomizations} if kind == "ks" else {f"hr:{i}" for i in self.helm_releases}
-            g = nx.DiGraph()
-            g.add_nodes_from(sorted(known))
-            adj = self.graph.adj
-            g.add_edges_from((u, v) for u in sorted(known) for v, keys in adj[u].items() if "dependsOn" in keys and v in known)
-            self._depends_on[kind] = g = nx.freeze(g)
-        return g
+        known = {f"ks:{i}" for i in self.kustomizations} if kind == "ks" else {f"hr:{i}" for i in self.helm_releases}
+        return nx.subgraph_view(self.graph, filter_node=known.__contains__, filter_edge=lambda u, v, k: k == "dependsOn")
 
     def ancestors(self, ks_id: str) -> list[str]:
         chain = []
