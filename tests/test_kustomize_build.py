@@ -48,6 +48,7 @@ BUILDABLE = [
     "replicas",
     "generators",
     "replacements",
+    "local-config",
 ]
 
 
@@ -226,6 +227,9 @@ EXPECTED: dict[str, list[Identity]] = {
         ("Deployment", "newsletter", "listmonk"),
         ("Service", "newsletter", "listmonk"),
     ],
+    # station-defaults (a base's) and station-codec (a component's) feed the replacements and
+    # are left out with stream-notes and radio-scratch; "false" keeps stream-kept
+    "local-config": [("ConfigMap", "radio", "stream"), ("ConfigMap", "radio", "stream-kept")],
     "helm-charts": [("Namespace", "", "cache")],
     "remote": [("ConfigMap", "ingress", "ingress-tuning")],
 }
@@ -554,3 +558,52 @@ def test_inline_yaml_is_parsed_once_and_copied_for_each_use(tmp_path, monkeypatc
     assert b._load_text(text) == second and calls == [text]
     with pytest.raises(Exception, match="expected"):
         b._load_text("a: [1\n")
+
+
+def test_local_config_objects_feed_the_build_and_leave_its_output():
+    result = build("kustomize/local-config")
+    # read by the replacements before the end of the build, from a base and from a component
+    assert obj(result, "ConfigMap", "stream")["data"] == {"bitrate": "320", "codec": "opus"}
+    names = {r.name for r in result.resources}
+    assert not names & {"station-defaults", "station-codec", "stream-notes", "radio-scratch"}
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        ('"true"', False),
+        ("true", False),
+        ('"yes"', False),
+        ('""', False),
+        ("~", False),
+        ("0", False),
+        ('"false"', True),
+        ("false", True),  # yaml.v3's boolean; its text is "false", as kyaml compares it
+    ],
+)
+def test_local_config_annotation_values(tmp_path, value, kept):
+    (tmp_path / "kustomization.yaml").write_text("resources:\n- cm.yaml\n")
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\n"
+        f"  annotations:\n    config.kubernetes.io/local-config: {value}\n"
+    )
+    result = build("", tmp_path)
+    assert not result.problems
+    assert [r.name for r in result.resources] == (["notes"] if kept else [])
+    if KUBECTL is not None:
+        assert identities(kubectl_build(tmp_path)) == identities(ours(result))
+
+
+def test_local_config_objects_are_not_in_the_flux_model(tmp_path):
+    from .conftest import flux_ks
+
+    (tmp_path / "clusters/test").mkdir(parents=True)
+    (tmp_path / "clusters/test/apps.yaml").write_text(flux_ks("apps", "./apps", ns="flux-system", source="flux-system"))
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps/kustomization.yaml").write_text("resources:\n- cm.yaml\n")
+    (tmp_path / "apps/cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\n  namespace: default\n"
+        "  annotations:\n    config.kubernetes.io/local-config: 'true'\n"
+    )
+    [cluster] = fluxgraph.load(tmp_path, cluster="clusters/test").clusters
+    assert [o.ref.name for o in cluster.kustomizations["flux-system/apps"].objects] == []

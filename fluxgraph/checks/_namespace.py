@@ -5,16 +5,6 @@ from __future__ import annotations
 
 from fluxgraph.checks._ownership import never_applied
 from fluxgraph.cluster import AppliedObject, ClusterModel
-from fluxgraph.model import as_dict
-
-# kustomize drops these from the build output (kyaml konfig.IgnoredByKustomizeAnnotation;
-# api/resource/factory.go DropLocalNodes: any value but "false")
-LOCAL_CONFIG = "config.kubernetes.io/local-config"
-
-
-def local_config(obj: AppliedObject) -> bool:
-    v = as_dict(as_dict(obj.data.get("metadata")).get("annotations")).get(LOCAL_CONFIG)
-    return v is not None and v != "false"
 
 
 def lacks_namespace(cluster: ClusterModel, obj: AppliedObject) -> bool:
@@ -28,7 +18,7 @@ def lacks_namespace(cluster: ClusterModel, obj: AppliedObject) -> bool:
         return False
     if cluster.scope_of(obj.ref).cluster_scoped:
         return False
-    return not never_applied(obj) and not local_config(obj)
+    return not never_applied(obj)
 
 
 def unnamespaced(cluster: ClusterModel, kind: str, name: str, target: str) -> list[AppliedObject]:

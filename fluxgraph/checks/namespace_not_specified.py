@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._namespace import lacks_namespace, local_config
+from fluxgraph.checks._namespace import lacks_namespace
 from fluxgraph.checks._ordering import ks_location
 from fluxgraph.checks._ownership import loc, never_applied
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
@@ -72,7 +72,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             continue  # not evaluated in full (and listed so): a plugin it does not run may set it
         bad: list[AppliedObject] = []
         for obj in node.objects:
-            if never_applied(obj) or local_config(obj):
+            if never_applied(obj):
                 continue  # Flux never sends it to the API server
             ctx.evaluated()  # it has a namespace, or needs none
             if not obj.ref.namespace and lacks_namespace(cluster, obj):

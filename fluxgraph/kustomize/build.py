@@ -177,6 +177,10 @@ class Builder:
                 kdata = overlay(kdata)
             resources = self._build_kustomization(path, kfile, kdata, ctx, is_component=False)
             resources = self._finish(resources, ctx)
+            # local configuration is the build's input only: kustomize leaves it out of what it
+            # prints, and Flux applies what it prints. Its bases' local objects stay readable
+            # until here (a replacement's source), as kustomize v5.5 does (`kubectl kustomize`)
+            resources = [r for r in resources if not r.local_config]
         except _Fail as f:
             ctx.problems.append(f.problem)
             resources = []

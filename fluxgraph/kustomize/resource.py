@@ -25,6 +25,9 @@ class Origin:
         return Location(self.file, max(1, self.line), 1)
 
 
+LOCAL_CONFIG = "config.kubernetes.io/local-config"  # kyaml konfig.IgnoredByKustomizeAnnotation
+
+
 def copy_data(v: Any) -> Any:
     """A deep copy of parsed YAML/JSON data: new dicts and lists, scalars shared.
 
@@ -107,6 +110,21 @@ class Resource:
     def annotations(self) -> dict[str, Any]:
         v = self.metadata.get("annotations")
         return v if isinstance(v, dict) else {}
+
+    @property
+    def local_config(self) -> bool:
+        """Annotated ``config.kubernetes.io/local-config`` with any value but ``false``: input
+        for other steps of the build (a replacement's source), never part of its output.
+
+        kustomize ``api/resource/factory.go`` ``DropLocalNodes``: kept when the annotation is
+        absent or its text is ``"false"``; an empty or null value drops it too. The data holds
+        yaml.v3's values, so an unquoted ``false`` is the boolean here (kyaml reads its text);
+        ``False`` and ``FALSE``, which kyaml would drop, read the same and are kept."""
+        annotations = self.annotations()
+        if LOCAL_CONFIG not in annotations:
+            return False
+        v = annotations[LOCAL_CONFIG]
+        return not (v == "false" or v is False)
 
     def ensure_metadata(self) -> dict[str, Any]:
         md = self.data.get("metadata")
