@@ -17,11 +17,13 @@ and one that suppresses nothing (``unused-suppression``).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fluxgraph.atomic import replace_file
 from fluxgraph.findings import Finding
 from fluxgraph.kustomize.build import FileCache
 from fluxgraph.model import Location
@@ -146,7 +148,8 @@ def write_baseline(path: str | Path, findings: list[Finding]) -> None:
             key=lambda d: (d["file"], d["rule"], d["fingerprint"]),
         ),
     }
-    Path(path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    # through a symlink to the file it names, as writing to the path would
+    replace_file(Path(os.path.realpath(path)), (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
 
 
 def read_baseline(path: str | Path) -> set[tuple[str, str]]:

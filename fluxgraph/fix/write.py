@@ -6,17 +6,16 @@ symlink that leaves the root, is not itself a symlink (replacing one would turn 
 and still holds the bytes the fix was computed from. The new content goes to a temporary file
 in the same directory, is flushed to disk, gets the old file's permission bits, and is renamed
 over the old one (``os.replace``, atomic on POSIX and Windows): an interrupted run leaves either
-the old file or the new one, never half of either.
+the old file or the new one, never half of either (``fluxgraph.atomic``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
+from fluxgraph.atomic import replace_file
 from fluxgraph.repofs import PathEscape, RepoFS, join
 
 
@@ -59,19 +58,7 @@ def write_atomic(root: Path, rel: str, old: bytes, new: bytes) -> None:
     with open(target, "rb") as fh:
         if fh.read() != old:
             raise WriteRefused(f"{rel} changed since it was read; not written")
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".fluxgraph-tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(new)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_file(target, new)
 
 
 class OverlayFS(RepoFS):
