@@ -470,8 +470,11 @@ def target_objects(model: ClusterModel, target: Target) -> tuple[list[AppliedObj
     objs = []
     for o in model.objects():
         origin = o.resource.origin
+        # the folder holds the file, or a kustomization of the folder brought it into the build
+        # (a directory it entered, or a component it includes: origin.home)
         if under(origin.file, path) or any(
-            under(posixpath.dirname(v) if v.endswith("<generated>") else v, path) for v in origin.via
+            under(posixpath.dirname(v) if v.endswith("<generated>") else v, path)
+            for v in (*origin.via, *((origin.home,) if origin.home else ()))
         ):
             objs.append(o)
     builders = sorted(

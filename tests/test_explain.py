@@ -352,3 +352,25 @@ def test_cli_errors():
 def test_target_in_no_cluster(homelab):
     ex = explain(homelab, resolve_target(homelab, "components"))
     assert ex.clusters == [] or all(not ov.objects for c in ex.clusters for ov in c.owners)
+
+
+def test_a_folder_holds_what_its_kustomization_takes_from_a_component_outside(tmp_path):
+    from .conftest import flux_ks, gotk_sync
+
+    files = {
+        "clusters/lab/flux-system/gotk-sync.yaml": gotk_sync("lab"),
+        "clusters/lab/platform.yaml": flux_ks("platform", "./platform"),
+        "platform/kustomization.yaml": "resources:\n  - cilium\n",
+        "platform/cilium/kustomization.yaml": "resources:\n  - cm.yaml\ncomponents:\n  - ../../components/network\n",
+        "platform/cilium/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cilium\n  namespace: network\n",
+        "components/network/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n  - ns.yaml\n",
+        "components/network/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: network\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    loaded = fluxgraph.load(tmp_path)
+    ex = explain(loaded, resolve_target(loaded, "platform/cilium"))
+    [owner] = ex.clusters[0].owners
+    # the Namespace's file is outside the folder; the folder's kustomization includes it
+    assert [str(o.ref) for o in owner.objects] == ["Namespace/network", "ConfigMap/network/cilium"]

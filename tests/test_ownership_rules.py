@@ -209,6 +209,38 @@ def test_namespace_from_a_component_outside_the_build_is_not_a_folder_of_its_own
     assert findings(repo(tmp_path, files), "prunable-shared-namespace") == []
 
 
+def test_shared_between_bases_an_overlay_enters_from_outside(tmp_path):
+    # the overlay lists ../base/<app>: each base is a folder of its own, though it is not
+    # under the overlay's directory (origin.home names the kustomization that lists the file)
+    files = {
+        "clusters/test/apps.yaml": ks("apps", "./apps/production"),
+        "apps/production/kustomization.yaml": kfile("../base/network", "../base/blocky"),
+        "apps/base/network/kustomization.yaml": kfile("ns.yaml"),
+        "apps/base/network/ns.yaml": ns("network"),
+        "apps/base/blocky/kustomization.yaml": kfile("cm.yaml"),
+        "apps/base/blocky/cm.yaml": cm("blocky", "network"),
+    }
+    [f] = findings(repo(tmp_path, files), "prunable-shared-namespace")
+    assert "apps/base/blocky/ in the same Kustomization" in f.message
+
+
+def test_namespace_from_a_component_belongs_to_the_folder_that_includes_it(tmp_path):
+    component = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n  - ns.yaml\n"
+    files = {
+        "clusters/test/platform.yaml": ks("platform", "./platform"),
+        "platform/kustomization.yaml": kfile("cilium", "blocky"),
+        "platform/cilium/kustomization.yaml": kfile("cm.yaml") + "components:\n  - ../../components/network\n",
+        "platform/cilium/cm.yaml": cm("cilium", "network"),
+        "components/network/kustomization.yaml": component,
+        "components/network/ns.yaml": ns("network"),
+        "platform/blocky/kustomization.yaml": kfile("cm.yaml"),
+        "platform/blocky/cm.yaml": cm("blocky", "network"),
+    }
+    [f] = findings(repo(tmp_path, files), "prunable-shared-namespace")
+    assert "platform/blocky/ in the same Kustomization" in f.message
+    assert "platform/cilium/" not in f.message.split("; it also holds")[-1]
+
+
 # -- object-applied-twice -----------------------------------------------------------------
 
 

@@ -216,23 +216,27 @@ def is_placeholder_name(name: str) -> bool:
 
 def component(node: KustomizationNode, obj: AppliedObject) -> str | None:
     """The part of a Kustomization's build an object comes from: the directory its top-level
-    kustomization entered (``platform/cilium`` of ``platform``), or the build dir itself for files
-    the top level lists directly. None when the model cannot tell (a file of a base or component
-    outside the entered directory: ``origin.via`` does not record the kustomization that listed it).
+    kustomization entered (``platform/cilium`` of ``platform``, or ``apps/base/podinfo`` for an
+    entry ``../base/podinfo``), or the build dir itself for what the top level lists, generates
+    or takes from a component directly. None when the model cannot tell (an object without a
+    recorded ``origin.home``, which only a builder other than fluxgraph's would make).
     """
-    via = obj.resource.origin.via
+    origin = obj.resource.origin
+    via = origin.via
     top = posixpath.dirname(via[0]) if via else (node.build_dir or "")
     if not via:
         return top  # listed by the top-level kustomization itself
-    # origin.via lists the kustomization files of the directories entered, outermost first
-    # (the one that lists the file itself is not recorded)
-    is_dir = len(via) >= 2
-    entry = posixpath.dirname(via[1]) if is_dir else obj.resource.origin.file
+    # origin.via lists the kustomization files of the directories entered, outermost first,
+    # without the innermost; origin.home is the innermost (the one whose build it joined)
+    if len(via) >= 2:
+        entry = posixpath.dirname(via[1])
+    elif origin.home is not None:
+        entry = posixpath.dirname(origin.home)
+    else:
+        return None
     rel = posixpath.relpath(entry, top) if top else entry
     if rel == ".." or rel.startswith("../"):
-        return entry if is_dir else None  # a base entered from the top level / unknown
-    if not is_dir and "/" not in rel:
-        return top
+        return entry  # a base entered from the top level
     first = rel.split("/", 1)[0]
     return posixpath.join(top, first) if top else first
 

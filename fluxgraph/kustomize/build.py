@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fluxgraph.kustomize import generators, json6902, namereference, selector, smp
@@ -336,7 +336,11 @@ class Builder:
                     Problem("missing-file", f"component {entry!r} of {kfile} has no kustomization file", self._loc(kfile, k, "components", i))
                 )
             ck = self._load_kustomization(ckfile, ctx)
+            before = {id(r) for r in resources}
             resources = self._build_kustomization(cdir, ckfile, ck, ctx, is_component=True, acc=resources)
+            for r in resources:  # what the component brought joins this kustomization's build
+                if id(r) not in before and r.origin.home == ckfile:
+                    r.origin = replace(r.origin, home=kfile)
 
         # 3. configurations (nameReference specs) are collected for the back-reference fix
         cfgs = k.get("configurations") or []
@@ -408,7 +412,7 @@ class Builder:
             sub = self._load_kustomization(sub_kfile, ctx)
             built = self._build_kustomization(p, sub_kfile, sub, ctx, is_component=False)
             for r in built:
-                r.origin = Origin(r.origin.file, r.origin.line, r.origin.doc_index, via + r.origin.via, r.origin.generated_by)
+                r.origin = replace(r.origin, via=via + r.origin.via)
             return built
         if self.cache.is_file(p):
             return self._read_resource_file(p, ctx, via, strict=not kfile.endswith("<generated>"), kfile=kfile, kloc=self._loc(kfile, k, key, i))
@@ -464,7 +468,7 @@ class Builder:
             if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
                 for j, item in enumerate(data.get("items") or []):
                     if isinstance(item, dict):
-                        out.append(Resource(copy_data(item), Origin(p, doc.line, doc.index, ()), None))
+                        out.append(Resource(copy_data(item), Origin(p, doc.line, doc.index, (), home=kfile), None))
                     else:
                         raise _Fail(Problem("not-kubernetes-object", f"items[{j}] of {p} is not an object", Location(p, doc.line)))
                 continue
@@ -479,7 +483,7 @@ class Builder:
                         )
                     )
             # documents are shared through the file cache; transformers mutate, so copy
-            out.append(Resource(copy_data(data), Origin(p, doc.line, doc.index, ()), doc))
+            out.append(Resource(copy_data(data), Origin(p, doc.line, doc.index, (), home=kfile), doc))
         return out
 
     def _add(
@@ -543,7 +547,7 @@ class Builder:
                 except KustomizeError as e:
                     raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile}: {e}", loc)) from None
                 line = loc.line
-                r = Resource(obj, Origin(kfile, line, 0, (), key), None, needs_hash=wants_hash)
+                r = Resource(obj, Origin(kfile, line, 0, (), key, home=kfile), None, needs_hash=wants_hash)
                 r.behavior = behavior
                 self._merge_generated(resources, r, kfile, loc)
 

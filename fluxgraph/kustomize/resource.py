@@ -12,13 +12,17 @@ from fluxgraph.yamlio import Document
 @dataclass(frozen=True)
 class Origin:
     """Provenance: the document a resource was read from (or the kustomization that generated
-    it) and the chain of kustomization files that brought it in, outermost first."""
+    it), the kustomization files of the directories the build entered to reach it, outermost
+    first (``via``: the top-level one first, without the innermost), and ``home``, the
+    kustomization whose own build the resource joined: the one that lists its file or generates
+    it, or, for a component's resource, the kustomization that includes the component."""
 
     file: str
     line: int
     doc_index: int = 0
     via: tuple[str, ...] = ()
     generated_by: str | None = None  # "configMapGenerator" / "secretGenerator"
+    home: str | None = None
 
     @property
     def location(self) -> Location:
