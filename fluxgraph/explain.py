@@ -1121,8 +1121,11 @@ def move_steps(
     for dep, why in plan.dependents:
         steps.append(f"Make {dep} dependsOn {new} (it uses {why}, which moves).")
     if target.kind == "path" and plan.new_path == target.path:
-        via = next((o.resource.origin.via for o in moving if o.resource.origin.via), ())
-        lister = via[-1] if via else None
+        # what lists the folder: the kustomization of the last directory the build entered to
+        # reach it (origin.via), or, for a folder without a kustomization file of its own, the
+        # kustomization that lists its files (origin.home)
+        origin = moving[0].resource.origin if moving else None
+        lister = None if origin is None else origin.via[-1] if origin.via else origin.home
         if lister and not lister.endswith("<generated>"):
             how = f"remove it from {lister}"
         else:

@@ -374,3 +374,31 @@ def test_a_folder_holds_what_its_kustomization_takes_from_a_component_outside(tm
     [owner] = ex.clusters[0].owners
     # the Namespace's file is outside the folder; the folder's kustomization includes it
     assert [str(o.ref) for o in owner.objects] == ["Namespace/network", "ConfigMap/network/cilium"]
+
+
+@pytest.mark.parametrize(
+    ("target", "lister"),
+    [
+        ("platform/cilium", "platform/kustomization.yaml"),  # a folder the build enters
+        ("platform/blocky", "platform/kustomization.yaml"),  # a folder whose files it lists
+    ],
+)
+def test_a_move_says_which_kustomization_file_lists_the_folder(tmp_path, target, lister):
+    from .conftest import flux_ks, gotk_sync
+
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: default\n"
+    files = {
+        "clusters/lab/flux-system/gotk-sync.yaml": gotk_sync("lab"),
+        "clusters/lab/platform.yaml": flux_ks("platform", "./platform"),
+        "platform/kustomization.yaml": "resources:\n  - cilium\n  - blocky/cm.yaml\n",
+        "platform/cilium/kustomization.yaml": "resources:\n  - policy.yaml\n",
+        "platform/cilium/policy.yaml": cm.format("policy"),
+        "platform/blocky/cm.yaml": cm.format("blocky"),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    loaded = fluxgraph.load(tmp_path)
+    ex = explain(loaded, resolve_target(loaded, target), move_to="moved")
+    steps = "\n".join(ex.clusters[0].move.steps)
+    assert f"remove it from {lister})" in steps
