@@ -25,6 +25,14 @@ def check_golden(name: str, actual: str) -> None:
     assert actual == expected, f"{name} differs from its golden file (FLUXGRAPH_UPDATE_GOLDEN=1 to update after review)"
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` (repo-relative path -> text) under ``root``; returns ``root``."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
 def fixture_options(repo: Path) -> dict:
     """Per-fixture analyze() options from an optional fixture.json (not YAML, so Flux and
     fluxgraph's discovery never read it as a manifest)."""

@@ -17,7 +17,7 @@ from fluxgraph.explain import explain, findings_for, resolve_target
 from fluxgraph.model import FluxgraphError
 from fluxgraph.render.explain_report import render_markdown, render_text
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, flux_ks, gotk_sync, write_tree
 
 HOMELAB = FIXTURES / "repos" / "homelab"
 MOVES = FIXTURES / "repos" / "moves"
@@ -355,8 +355,6 @@ def test_target_in_no_cluster(homelab):
 
 
 def test_a_folder_holds_what_its_kustomization_takes_from_a_component_outside(tmp_path):
-    from .conftest import flux_ks, gotk_sync
-
     files = {
         "clusters/lab/flux-system/gotk-sync.yaml": gotk_sync("lab"),
         "clusters/lab/platform.yaml": flux_ks("platform", "./platform"),
@@ -366,10 +364,7 @@ def test_a_folder_holds_what_its_kustomization_takes_from_a_component_outside(tm
         "components/network/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n  - ns.yaml\n",
         "components/network/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: network\n",
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    loaded = fluxgraph.load(tmp_path)
+    loaded = fluxgraph.load(write_tree(tmp_path, files))
     ex = explain(loaded, resolve_target(loaded, "platform/cilium"))
     [owner] = ex.clusters[0].owners
     # the Namespace's file is outside the folder; the folder's kustomization includes it
@@ -384,8 +379,6 @@ def test_a_folder_holds_what_its_kustomization_takes_from_a_component_outside(tm
     ],
 )
 def test_a_move_says_which_kustomization_file_lists_the_folder(tmp_path, target, lister):
-    from .conftest import flux_ks, gotk_sync
-
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: default\n"
     files = {
         "clusters/lab/flux-system/gotk-sync.yaml": gotk_sync("lab"),
@@ -395,10 +388,7 @@ def test_a_move_says_which_kustomization_file_lists_the_folder(tmp_path, target,
         "platform/cilium/policy.yaml": cm.format("policy"),
         "platform/blocky/cm.yaml": cm.format("blocky"),
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    loaded = fluxgraph.load(tmp_path)
+    loaded = fluxgraph.load(write_tree(tmp_path, files))
     ex = explain(loaded, resolve_target(loaded, target), move_to="moved")
     steps = "\n".join(ex.clusters[0].move.steps)
     assert f"remove it from {lister})" in steps

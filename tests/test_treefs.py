@@ -15,6 +15,8 @@ from fluxgraph.api import load
 from fluxgraph.gitrev import read_tree
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS
 
+from .conftest import write_tree
+
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
@@ -32,9 +34,7 @@ def make_tree(root: Path) -> None:
         "x/z.yaml": "z: 3\n",
         "empty.yaml": "",
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
     links = {
         "apps/link-file": "x.yaml",  # to a file
         "apps/link-dir": "sub",  # to a directory
