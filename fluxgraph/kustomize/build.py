@@ -396,7 +396,6 @@ class Builder:
             self._remote(kfile, k, key, i, entry, ctx)
             return []
         p = self._join(d, entry, kfile, k, key, i)
-        via = (kfile,)
         if self.cache.is_dir(p):
             sub_kfile = find_kustomization_file(self.cache, p)
             if sub_kfile is None:
@@ -412,10 +411,10 @@ class Builder:
             sub = self._load_kustomization(sub_kfile, ctx)
             built = self._build_kustomization(p, sub_kfile, sub, ctx, is_component=False)
             for r in built:
-                r.origin = replace(r.origin, via=via + r.origin.via)
+                r.origin = replace(r.origin, via=(kfile, *r.origin.via))
             return built
         if self.cache.is_file(p):
-            return self._read_resource_file(p, ctx, via, strict=not kfile.endswith("<generated>"), kfile=kfile, kloc=self._loc(kfile, k, key, i))
+            return self._read_resource_file(p, ctx, strict=not kfile.endswith("<generated>"), kfile=kfile, kloc=self._loc(kfile, k, key, i))
         if self.cache.fs.exists(p):
             raise _Fail(Problem("missing-file", f"{key}[{i}] {entry!r} in {kfile} is not a regular file", self._loc(kfile, k, key, i)))
         raise _Fail(
@@ -427,7 +426,7 @@ class Builder:
         )
 
     def _read_resource_file(
-        self, p: str, ctx: _Ctx, via: tuple[str, ...], *, strict: bool, kfile: str, kloc: Location
+        self, p: str, ctx: _Ctx, *, strict: bool, kfile: str, kloc: Location
     ) -> list[Resource]:
         ctx.files.add(p)
         docs, problems = self.cache.documents(p)
