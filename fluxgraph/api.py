@@ -18,7 +18,7 @@ from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel
 from fluxgraph.scope import RepositoryCRDs, ScopeTable
-from fluxgraph.sourceignore import Matcher, default_patterns, read_patterns
+from fluxgraph.sourceignore import Matcher, Pattern, artifact_matcher, read_patterns
 from fluxgraph.yamlio import LoadResult
 
 LATEST_FLUX = "2.9"
@@ -49,7 +49,10 @@ def flux_is_strict(version: str | None) -> bool:
 
 
 def _ignore_matcher(fs: RepoFS) -> Matcher:
-    patterns = default_patterns()
+    """What source-controller leaves out of the repository's artifact (``sourceignore``):
+    every ``.sourceignore`` file, scoped to its directory (fluxcd/pkg ``LoadIgnorePatterns``).
+    A source's ``spec.ignore`` is not modelled."""
+    patterns: list[Pattern] = []
     for f in fs.walk_files(""):
         if f.endswith(".sourceignore"):
             try:
@@ -58,7 +61,7 @@ def _ignore_matcher(fs: RepoFS) -> Matcher:
                 continue
             d = f.rsplit("/", 1)[0] if "/" in f else ""
             patterns.extend(read_patterns(text, tuple(d.split("/")) if d else ()))
-    return Matcher(patterns)
+    return artifact_matcher(patterns)
 
 
 def _root_spec(root: ClusterRoot, problems: list[Problem], cache: FileCache) -> flux.FluxKustomization:

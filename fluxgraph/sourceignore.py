@@ -1,9 +1,10 @@
 """What source-controller leaves out of a GitRepository artifact.
 
 Flux never hands these files to kustomize-controller, so for fluxgraph they do not exist.
-Follows fluxcd/pkg ``sourceignore/sourceignore.go``: the default patterns (VCS files, images and
-archives, CI configs, ``**/.goreleaser.yml``, ``**/.sops.yaml``, ``**/.flux.yaml``), then every
-``.sourceignore`` file (scoped to its directory), then ``GitRepository.spec.ignore``. Matching
+Follows fluxcd/pkg ``sourceignore/sourceignore.go`` and ``artifact/storage`` ``SourceIgnoreFilter``:
+every ``.sourceignore`` file (scoped to its directory), then ``GitRepository.spec.ignore``, after the
+VCS patterns; only when there are none of those, the default patterns (VCS files, images and
+archives, CI configs, ``**/.goreleaser.yml``, ``**/.sops.yaml``, ``**/.flux.yaml``). Matching
 follows gitignore as go-git implements it: the last matching pattern decides, ``!`` negates,
 a trailing ``/`` matches directories only, a pattern with a ``/`` inside is anchored.
 """
@@ -136,14 +137,36 @@ class Pattern:
         return False
 
 
-def default_patterns() -> list[Pattern]:
+def _parse_groups(*groups: str) -> list[Pattern]:
     out = []
-    for group in (EXCLUDE_VCS, EXCLUDE_EXT, EXCLUDE_CI, EXCLUDE_EXTRA):
+    for group in groups:
         for p in group.split(","):
             pat = Pattern.parse(p)
             if pat:
                 out.append(pat)
     return out
+
+
+def default_patterns() -> list[Pattern]:
+    """``NewDefaultMatcher``'s patterns: VCS files, then ``DefaultPatterns`` (images and
+    archives, CI configuration, ``.goreleaser.yml``/``.sops.yaml``/``.flux.yaml``)."""
+    return _parse_groups(EXCLUDE_VCS, EXCLUDE_EXT, EXCLUDE_CI, EXCLUDE_EXTRA)
+
+
+def vcs_patterns() -> list[Pattern]:
+    return _parse_groups(EXCLUDE_VCS)
+
+
+def artifact_matcher(patterns: list[Pattern]) -> Matcher:
+    """What source-controller leaves out of an artifact, given the patterns of the
+    repository's ``.sourceignore`` files and the source's ``spec.ignore``: fluxcd/pkg
+    ``artifact/storage`` ``SourceIgnoreFilter`` uses the default matcher (VCS files plus the
+    default patterns) only when there are no such patterns; otherwise the VCS patterns and
+    the given ones, **without** the defaults (a repository with a ``.sourceignore`` ships its
+    images and CI files unless it ignores them itself)."""
+    if not patterns:
+        return Matcher(default_patterns(), defaults=True)
+    return Matcher(vcs_patterns() + patterns)
 
 
 def read_patterns(text: str, domain: tuple[str, ...] = ()) -> list[Pattern]:
@@ -200,8 +223,9 @@ class Matcher:
     matches the path itself decides (``Pattern.match_exact``; patterns are grouped so that a
     path costs a few regular-expression matches, not one per pattern)."""
 
-    def __init__(self, patterns: list[Pattern]):
+    def __init__(self, patterns: list[Pattern], *, defaults: bool = False):
         self.patterns = patterns
+        self.defaults = defaults  # built from source-controller's default patterns
         self._groups = _groups(patterns)[::-1]  # last first: the first group that matches decides
         self._memo: dict[tuple[str, bool], bool] = {}
 
@@ -231,3 +255,13 @@ class Matcher:
                     break
         self._memo[key] = result
         return result
+
+
+def ignored_reason(matcher: Matcher, rel: str) -> str:
+    """Why source-controller leaves the file ``rel`` out of the artifact, for a message."""
+    if matcher.defaults:
+        return (
+            "source-controller leaves it out of the artifact: with no .sourceignore and no spec.ignore, its "
+            f"default ignore rules exclude {EXCLUDE_EXT.replace(',', ', ')} and VCS and CI files"
+        )
+    return "a .sourceignore of the repository leaves it out of the artifact"

@@ -49,6 +49,7 @@ BUILDABLE = [
     "generators",
     "replacements",
     "local-config",
+    "builtin-transformers",
 ]
 
 
@@ -607,3 +608,111 @@ def test_local_config_objects_are_not_in_the_flux_model(tmp_path):
     )
     [cluster] = fluxgraph.load(tmp_path, cluster="clusters/test").clusters
     assert [o.ref.name for o in cluster.kustomizations["flux-system/apps"].objects] == []
+
+
+# -- builtin transformers, remote generator inputs, what source-controller leaves out ------
+
+
+def test_builtin_transformer_configurations_run():
+    """The ``transformers:`` field's builtin NamespaceTransformer (its namespace from the
+    kustomization that builds its configuration, its own fieldSpecs), an inline
+    AnnotationsTransformer and a LabelTransformer file, as kubectl kustomize v5.5 builds them."""
+    result = build("kustomize/builtin-transformers")
+    assert not result.problems
+    assert identities(ours(result)) == [
+        ("ConfigMap", "team-a", "settings"),
+        ("Namespace", "", "team-a"),
+        ("RoleBinding", "team-a", "reader"),
+        ("ServiceAccount", "team-a", "reader"),
+        ("Widget", "team-a", "gadget"),
+    ]
+    ns = obj(result, "Namespace", "team-a")
+    assert ns["metadata"] == {"name": "team-a", "labels": {"team": "a"}, "annotations": {"kustomize.toolkit.fluxcd.io/prune": "disabled"}}
+    assert obj(result, "Widget", "gadget")["spec"] == {"size": 3, "targetNamespace": "team-a"}
+    assert obj(result, "RoleBinding", "reader")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "default", "namespace": "team-a"},
+        {"kind": "ServiceAccount", "name": "reader", "namespace": "team-a"},
+        {"kind": "ServiceAccount", "name": "auditor", "namespace": "audit"},
+    ]
+
+
+def test_namespace_field_sets_subjects_named_default_only(tmp_path):
+    """kustomize's roleBindingHack: a subject named ``default`` gets the namespace, whatever
+    its kind or namespace; another subject keeps its own unless it names a ServiceAccount
+    of the build that moves (kubectl kustomize v5.5)."""
+    rb = (
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: r}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\nsubjects:\n"
+        "  - {kind: ServiceAccount, name: x, namespace: default}\n  - {kind: ServiceAccount, name: y}\n"
+        "  - {kind: User, name: default, namespace: other}\n"
+    )
+    write(tmp_path, {"k/kustomization.yaml": "namespace: team-a\nresources: [rb.yaml]\n", "k/rb.yaml": rb})
+    result = build("k", tmp_path)
+    assert obj(result, "RoleBinding", "r")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "x", "namespace": "default"},
+        {"kind": "ServiceAccount", "name": "y"},
+        {"kind": "User", "name": "default", "namespace": "team-a"},
+    ]
+
+
+def test_an_unknown_transformer_configuration_is_not_evaluated(tmp_path):
+    write(
+        tmp_path,
+        {
+            "k/kustomization.yaml": "resources: [cm.yaml]\ntransformers: [t.yaml]\n",
+            "k/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "k/t.yaml": "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata: {name: p}\nprefix: x-\n",
+        },
+    )
+    result = build("k", tmp_path)
+    assert result.incomplete and not result.failed
+    [p] = result.problems
+    assert (p.code, p.not_evaluated) == ("not-evaluated-plugin", True)
+    assert "transformers[0] in k/kustomization.yaml (PrefixSuffixTransformer) is not evaluated" in p.message
+
+
+def test_a_remote_generator_input_is_not_evaluated_never_fetched(tmp_path, no_network):
+    """kustomize's file loader fetches an http(s) ``files:``/``envs:`` source; fluxgraph
+    never does: the generated object is still built (its other keys are known), the remote
+    value is reported not evaluated, and the build does not fail."""
+    write(
+        tmp_path,
+        {
+            "k/kustomization.yaml": (
+                "configMapGenerator:\n  - name: dashboards\n    files:\n      - local.json\n"
+                "      - flux.json=https://raw.githubusercontent.com/example/dashboards/main/flux.json\n"
+                "    envs:\n      - https://example.com/settings.env\n"
+            ),
+            "k/local.json": "{}\n",
+        },
+    )
+    result = build("k", tmp_path)
+    assert not result.failed and result.incomplete
+    cm = next(r.data for r in result.resources if r.kind == "ConfigMap")
+    assert cm["data"] == {"flux.json": "", "local.json": "{}\n"}
+    assert [p.code for p in result.problems] == ["not-evaluated-remote", "not-evaluated-remote"]
+    text = " ".join(p.message for p in result.problems)
+    assert "https://example.com/settings.env, a remote input" in text and "the keys and values of ConfigMap dashboards are" in text
+    assert "the value of key flux.json of ConfigMap dashboards is not evaluated (nor the name suffix" in text
+
+
+@pytest.mark.parametrize(
+    ("sourceignore", "shipped"),
+    [
+        (None, False),  # no .sourceignore: source-controller's defaults leave out images
+        ("docs/\n", True),  # a .sourceignore replaces the defaults (SourceIgnoreFilter)
+        ("*.png\n", False),
+    ],
+)
+def test_images_are_in_the_artifact_only_where_the_defaults_do_not_apply(tmp_path, sourceignore, shipped):
+    files = {
+        "k/kustomization.yaml": "configMapGenerator:\n  - name: icons\n    files: [icons/logo.png]\n",
+        "k/icons/logo.png": "\x89PNG",
+    }
+    if sourceignore is not None:
+        files[".sourceignore"] = sourceignore
+    write(tmp_path, files)
+    result = build("k", tmp_path)
+    assert result.failed != shipped, result.problems
+    if not shipped:
+        assert "leaves it out of the artifact" in result.problems[0].message

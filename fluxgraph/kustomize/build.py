@@ -23,9 +23,10 @@ plugins are reported as not evaluated and the build is marked incomplete.
 
 from __future__ import annotations
 
+import errno
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,7 +36,7 @@ from fluxgraph.kustomize.replacements import apply_replacements
 from fluxgraph.kustomize.resource import Origin, Resource, copy_data
 from fluxgraph.model import Location, Problem, as_dict, as_list, as_str
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
-from fluxgraph.sourceignore import Matcher
+from fluxgraph.sourceignore import Matcher, ignored_reason
 from fluxgraph.yamlio import Document, LoadResult, load_documents, load_text
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -85,7 +86,9 @@ class FileCache:
 
     def read_bytes(self, rel: str) -> bytes:
         if not self.visible(rel, False):
-            raise FileNotFoundError(rel)
+            if self.fs.is_file(rel):
+                raise FileNotFoundError(errno.ENOENT, ignored_reason(self.ignore, rel) if self.ignore else "ignored", rel)
+            raise FileNotFoundError(errno.ENOENT, "no such file", rel)
         return self.fs.read_bytes(rel)
 
     def parsed_files(self) -> list[str]:
@@ -295,7 +298,7 @@ class Builder:
             raise _Fail(Problem("kustomize-build", f"{kfile} is a Component and cannot be used as a resource", self._loc(kfile, k)))
         resources: list[Resource] = acc if acc is not None else []
 
-        for key in ("helmCharts", "helmChartInflationGenerator", "generators", "transformers", "validators"):
+        for key in ("helmCharts", "helmChartInflationGenerator", "generators", "validators"):
             if k.get(key):
                 ctx.incomplete = True
                 ctx.problems.append(
@@ -363,9 +366,52 @@ class Builder:
         # 4. generators
         self._run_generators(d, kfile, k, resources, ctx)
 
-        # 5. transformers in kustomize's order
+        # 5. transformers in kustomize's order: those of the kustomization's fields, then the
+        # ``transformers:`` entries (api/internal/target/kusttarget.go ``runTransformers``)
         self._run_transformers(d, kfile, k, resources, ctx)
+        if k.get("transformers"):
+            self._run_transformer_configs(d, kfile, k, resources, ctx)
         return resources
+
+    def _run_transformer_configs(self, d: str, kfile: str, k: dict[str, Any], resources: list[Resource], ctx: _Ctx) -> None:
+        """The ``transformers:`` entries: inline YAML (an entry with a newline), files, or
+        kustomization directories whose built objects are the configurations
+        (kusttarget.go ``configureExternalTransformers``). The builtin ones that
+        ``BUILTIN_TRANSFORMERS`` models run (kustomize-controller always allows builtin
+        plugins); any other configuration is not evaluated."""
+        entries = k.get("transformers")
+        if not isinstance(entries, list):
+            raise _Fail(Problem("kustomize-build", f"transformers in {kfile} must be a list", self._loc(kfile, k, "transformers")))
+        for i, entry in enumerate(entries):
+            loc = self._loc(kfile, k, "transformers", i)
+            if not isinstance(entry, str):
+                raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile} must be a string", loc))
+            if "\n" in entry:
+                try:
+                    configs = [x for x in self._load_text(entry) if x is not None]
+                except Exception as e:  # noqa: BLE001 - any parse error is a build error
+                    raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile}: {e}", loc)) from None
+            else:
+                configs = [r.data for r in self._accumulate_entry(d, kfile, k, "transformers", i, entry, ctx)]
+            for cfg in configs:
+                kind = as_str(cfg.get("kind")) if isinstance(cfg, dict) else ""
+                fn = BUILTIN_TRANSFORMERS.get(kind) if isinstance(cfg, dict) and cfg.get("apiVersion") == "builtin" else None
+                if fn is None:
+                    ctx.incomplete = True
+                    ctx.problems.append(
+                        Problem(
+                            "not-evaluated-plugin",
+                            f"transformers[{i}] in {kfile} ({kind or 'not a transformer configuration'}) is not evaluated: "
+                            f"fluxgraph runs only the builtin {', '.join(sorted(BUILTIN_TRANSFORMERS))}",
+                            loc,
+                            not_evaluated=True,
+                        )
+                    )
+                    continue
+                try:
+                    fn(resources, cfg)
+                except KustomizeError as e:
+                    raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile}: {e}", loc)) from None
 
     def _join(self, d: str, entry: str, kfile: str, k: dict[str, Any], key: str, i: int) -> str:
         try:
@@ -515,6 +561,8 @@ class Builder:
         opts = k.get("generatorOptions") if isinstance(k.get("generatorOptions"), dict) else None
 
         def read(rel: str) -> bytes:
+            if generators.is_url(rel):
+                raise generators.RemoteInput(rel)
             p = join(d, rel)
             if self.cache.fs.escapes(p):
                 raise PathEscape(f"{rel!r} is a symlink that leaves the repository root")
@@ -533,8 +581,9 @@ class Builder:
                 if not isinstance(args, dict):
                     raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile} must be a mapping", loc))
                 ns = args.get("namespace") if isinstance(args.get("namespace"), str) else None
+                remote: list[tuple[str, str]] = []
                 try:
-                    obj = fn(args, ns, read, opts)
+                    obj = fn(args, ns, read, opts, remote)
                 except PathEscape as e:
                     raise _Fail(Problem("path-escape", f"{key}[{i}] in {kfile}: {e}; not read", loc)) from None
                 except KustomizeError as e:
@@ -545,6 +594,19 @@ class Builder:
                     wants_hash = generators.needs_hash(args, opts)
                 except KustomizeError as e:
                     raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile}: {e}", loc)) from None
+                for data_key, url in remote:
+                    made = f"{obj['kind']} {obj['metadata']['name']}"
+                    what = f"the keys and values of {made} are" if not data_key else f"the value of key {data_key} of {made} is"
+                    ctx.incomplete = True
+                    ctx.problems.append(
+                        Problem(
+                            "not-evaluated-remote",
+                            f"{key}[{i}] in {kfile} reads {url}, a remote input: fluxgraph never fetches it, so {what} "
+                            f"not evaluated{f' (nor the name suffix of {made})' if wants_hash else ''}",
+                            loc,
+                            not_evaluated=True,
+                        )
+                    )
                 line = loc.line
                 r = Resource(obj, Origin(kfile, line, 0, (), key, home=kfile), None, needs_hash=wants_hash)
                 r.behavior = behavior
@@ -829,6 +891,7 @@ def _set_namespace(resources: list[Resource], ns: str) -> None:
     ``gvk.IsClusterScoped()``, keyed by the exact apiVersion: ``selector.kustomize_cluster_scoped``),
     custom kinds included; every Namespace object is renamed to it; RoleBinding/ClusterRoleBinding
     subjects that are ServiceAccounts in the default namespace follow."""
+    moved = _moved_service_accounts(resources, ns)
     for r in resources:
         # NamespaceTransformer calls StorePreviousId() on every resource first: replacements
         # and back references still find it by this id after a later rename
@@ -843,15 +906,39 @@ def _set_namespace(resources: list[Resource], ns: str) -> None:
         if not selector.kustomize_cluster_scoped(r.api_version, r.kind):
             r.ensure_metadata()["namespace"] = ns
         if r.kind in ("RoleBinding", "ClusterRoleBinding"):  # isRoleBinding(gvk.Kind), whatever the scope
-            _fix_subjects(r, ns)
+            _fix_subjects(r, ns, moved=moved)
 
 
-def _fix_subjects(r: Resource, ns: str) -> None:
+def _moved_service_accounts(resources: list[Resource], ns: str) -> set[tuple[str, str]]:
+    """(name, namespace before) of the ServiceAccounts of the build that a namespace transform
+    to ``ns`` moves: the subjects that name them follow them (kustomize's back references)."""
+    return {
+        (r.name, r.namespace or "default")
+        for r in resources
+        if r.kind == "ServiceAccount" and (r.namespace or "default") != ns
+    }
+
+
+def _fix_subjects(r: Resource, ns: str, mode: str = "defaultOnly", moved: Collection[tuple[str, str]] = ()) -> None:
+    """The namespace filter's ``roleBindingHack``: with ``defaultOnly`` (the default) every
+    subject named ``default``, whatever its kind or namespace, gets the namespace; with
+    ``allServiceAccounts`` every ServiceAccount subject; with ``none`` nothing (as kubectl
+    kustomize v5.5 does). A ServiceAccount subject naming a ServiceAccount of the build that
+    the transform moves (``moved``) follows it."""
     subjects = r.data.get("subjects")
     if not isinstance(subjects, list):
         return
     for s in subjects:
-        if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and s.get("namespace") in (None, "default"):
+        if not isinstance(s, dict):
+            continue
+        sa = s.get("kind") == "ServiceAccount"
+        if mode == "allServiceAccounts":
+            hit = sa
+        elif mode == "defaultOnly":
+            hit = s.get("name") == "default"
+        else:
+            hit = False
+        if hit or (sa and (s.get("name"), s.get("namespace") or "default") in moved):
             s["namespace"] = ns
 
 
@@ -974,6 +1061,81 @@ def _apply_labels(resources: list[Resource], k: dict[str, Any]) -> None:
     common = k.get("commonLabels")
     if isinstance(common, dict) and common:
         _apply_field_specs(resources, _COMMON_LABELS, common)
+
+
+def _set_scalar_at(node: Any, parts: list[str], create: bool, value: str, unset_only: bool) -> None:
+    """Set the scalar at ``parts`` below ``node`` to ``value`` (kyaml's fieldspec walk, as
+    ``_merge_at``; with ``unset_only`` an existing non-empty value is kept)."""
+    if isinstance(node, list):
+        for item in node:
+            _set_scalar_at(item, parts, create, value, unset_only)
+        return
+    if not isinstance(node, dict):
+        return
+    key = parts[0].removesuffix("[]")
+    cur = node.get(key)
+    if len(parts) == 1:
+        if (cur is None and not create) or (unset_only and cur not in (None, "")):
+            return
+        if cur is None or isinstance(cur, (str, int, float, bool)):
+            node[key] = value
+        return
+    if cur is None:
+        if not create:
+            return
+        cur = {}
+        node[key] = cur
+    _set_scalar_at(cur, parts[1:], create, value, unset_only)
+
+
+def _namespace_transformer(resources: list[Resource], cfg: dict[str, Any]) -> None:
+    """kustomize's builtin NamespaceTransformer (api/filters/namespace ``Filter``): the
+    namespace is the configuration's ``metadata.namespace``; every object kustomize does not
+    know as cluster-scoped gets it (``metaNamespaceHack``), RoleBinding subjects follow
+    (``setRoleBindingSubjects``: ``defaultOnly``, the default, ``allServiceAccounts`` or
+    ``none``), then each of the configuration's ``fieldSpecs`` (its own, not the defaults of
+    the ``namespace:`` field) is set; ``unsetOnly`` keeps values already there."""
+    ns = as_str(as_dict(cfg.get("metadata")).get("namespace"))
+    if not ns:
+        return
+    unset_only = cfg.get("unsetOnly") is True
+    subjects = as_str(cfg.get("setRoleBindingSubjects")) or "defaultOnly"
+    specs = [fs for fs in _custom_field_specs(cfg.get("fieldSpecs")) if fs[3] != "metadata/namespace"]
+    moved = _moved_service_accounts(resources, ns)
+    for r in resources:
+        r.prev_names.append((r.kind, r.namespace, r.name))
+        if not selector.kustomize_cluster_scoped(r.api_version, r.kind) and not (unset_only and r.namespace):
+            r.ensure_metadata()["namespace"] = ns
+        if r.kind in ("RoleBinding", "ClusterRoleBinding"):
+            _fix_subjects(r, ns, subjects, moved)
+        for fs in specs:
+            if not _fs_selected(r, fs):
+                continue
+            if fs[3] == "metadata/name":
+                if r.name != ns and not (unset_only and r.name):
+                    r.data.setdefault("metadata", {})["name"] = ns
+                continue
+            _set_scalar_at(r.data, fs[3].split("/"), fs[4], ns, unset_only)
+
+
+def _map_transformer(field: str) -> Callable[[list[Resource], dict[str, Any]], None]:
+    """kustomize's builtin LabelTransformer (``labels``) or AnnotationsTransformer
+    (``annotations``): the pairs merged at each of the configuration's ``fieldSpecs``."""
+
+    def transform(resources: list[Resource], cfg: dict[str, Any]) -> None:
+        pairs = cfg.get(field)
+        if isinstance(pairs, dict) and pairs:
+            _apply_field_specs(resources, _custom_field_specs(cfg.get("fieldSpecs")), pairs)
+
+    return transform
+
+
+# builtin transformer configurations (``apiVersion: builtin``) the ``transformers:`` field runs
+BUILTIN_TRANSFORMERS: dict[str, Callable[[list[Resource], dict[str, Any]], None]] = {
+    "NamespaceTransformer": _namespace_transformer,
+    "LabelTransformer": _map_transformer("labels"),
+    "AnnotationsTransformer": _map_transformer("annotations"),
+}
 
 
 _REPLICA_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")

@@ -48,11 +48,28 @@ __all__ = [
     "merged_options",
     "name_hash",
     "needs_hash",
+    "RemoteInput",
+    "is_url",
     "parse_env_file",
     "secret_from_args",
 ]
 
 Reader = Callable[[str], bytes]
+
+
+class RemoteInput(KustomizeError):
+    """Raised by a reader for an ``envs``/``files`` source that is a URL: kustomize's file
+    loader fetches ``http(s)://`` sources (``api/loader/fileloader.go`` ``Load``); fluxgraph
+    never does, so the value is not evaluated."""
+
+    def __init__(self, url: str):
+        super().__init__(f"{url} is a remote input")
+        self.url = url
+
+
+def is_url(path: str) -> bool:
+    """Whether a generator source is fetched over HTTP by kustomize's loader."""
+    return path.startswith(("http://", "https://"))
 
 _BOM = "\ufeff"
 # Go's unicode.IsSpace
@@ -240,7 +257,12 @@ def _read(read: Reader, path: str) -> bytes:
     return bytes(data)
 
 
-def _load_pairs(args: Mapping[str, Any], read: Reader, what: str) -> list[tuple[str, str | bytes]]:
+def _load_pairs(
+    args: Mapping[str, Any], read: Reader, what: str, remote: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str | bytes]]:
+    """The key/value pairs of a generator entry. A source the reader refuses with
+    ``RemoteInput`` is recorded in ``remote`` as ``(key, url)`` (``key`` ``""`` for an env
+    file, whose keys are unknown) and its value left empty; without ``remote`` it fails."""
     envs = _str_list(args, "envs", what)
     env = _opt_str(args, "env", what)
     if env:
@@ -249,12 +271,23 @@ def _load_pairs(args: Mapping[str, Any], read: Reader, what: str) -> list[tuple[
     files = _str_list(args, "files", what)
     pairs: list[tuple[str, str | bytes]] = []
     for p in envs:
-        pairs.extend(parse_env_file(_read(read, p)))
+        try:
+            pairs.extend(parse_env_file(_read(read, p)))
+        except RemoteInput as e:
+            if remote is None:
+                raise
+            remote.append(("", e.url))
     for lit in literals:
         pairs.append(_parse_literal(lit))
     for src in files:
         key, path = _parse_file_source(src)
-        pairs.append((key, _read(read, path)))
+        try:
+            pairs.append((key, _read(read, path)))
+        except RemoteInput as e:
+            if remote is None:
+                raise
+            remote.append((key, e.url))
+            pairs.append((key, b""))
     return pairs
 
 
@@ -307,18 +340,20 @@ def configmap_from_args(
     namespace: str | None = None,
     read: Reader | None = None,
     options: Mapping[str, Any] | None = None,
+    remote: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The ConfigMap a ``configMapGenerator`` entry makes, without the hash suffix.
 
     ``namespace`` is used when the entry has none; ``read(path)`` returns the bytes of an
     ``envs``/``files`` path exactly as written in the entry; ``options`` is the
-    kustomization's ``generatorOptions``. Use :func:`generator_behavior`,
+    kustomization's ``generatorOptions``. A source ``read`` refuses with ``RemoteInput`` is
+    listed in ``remote`` (``(key, url)``) and its value left empty. Use :func:`generator_behavior`,
     :func:`needs_hash` and :func:`apply_hash_suffix` for the rest.
     """
     what = "configMapGenerator"
     obj = _base("ConfigMap", args, namespace, what)
     opts = merged_options(args, options)
-    data = _data_map(obj["metadata"]["name"], _load_pairs(args, read or _no_reader, what))
+    data = _data_map(obj["metadata"]["name"], _load_pairs(args, read or _no_reader, what, remote))
     text: dict[str, str] = {}
     binary: dict[str, str] = {}
     for k in sorted(data):
@@ -344,14 +379,16 @@ def secret_from_args(
     namespace: str | None = None,
     read: Reader | None = None,
     options: Mapping[str, Any] | None = None,
+    remote: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The Secret a ``secretGenerator`` entry makes (values base64-encoded), no hash suffix."""
+    """The Secret a ``secretGenerator`` entry makes (values base64-encoded), no hash suffix.
+    ``remote`` as for :func:`configmap_from_args`."""
     what = "secretGenerator"
     obj = _base("Secret", args, namespace, what)
     stype = _opt_str(args, "type", what) or "Opaque"
     opts = merged_options(args, options)
     obj["type"] = stype
-    data = _data_map(obj["metadata"]["name"], _load_pairs(args, read or _no_reader, what))
+    data = _data_map(obj["metadata"]["name"], _load_pairs(args, read or _no_reader, what, remote))
     if data:
         obj["data"] = {k: _b64(data[k]) for k in sorted(data)}
     if opts["immutable"]:

@@ -162,8 +162,10 @@ def test_remote_and_plugin_content_is_reported_not_evaluated(hostile_remote_repo
                    "git@github.com:example/private.git", "oci://ghcr.io/example/manifests",
                    "https://github.com/example/components//monitoring"):
         assert remote in text, remote
-    for key in ("helmCharts", "helmChartInflationGenerator", "generators", "transformers", "validators"):
+    for key in ("helmCharts", "helmChartInflationGenerator", "generators", "validators"):
         assert f"{key} in apps/kustomization.yaml is not evaluated" in text, key
+    # a transformer configuration that is not one of the builtin ones fluxgraph runs
+    assert "transformers[0] in apps/kustomization.yaml (ExecPlugin) is not evaluated" in text, text
     assert "GitRepository/flux-system/other, which is not this repository" in text
     assert report["summary"]["notEvaluated"] == len(report["notEvaluated"])
     for n in report["notEvaluated"]:
