@@ -5,17 +5,29 @@ The CLI is a thin layer over this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fluxgraph import flux
 from fluxgraph.cluster import ClusterModel, ClusterWalker, SourceNode
-from fluxgraph.discovery import ClusterRoot, discover, helmfile_releases, somebodys_child, unapplied
+from fluxgraph.discovery import (
+    FLUX_DIRECTORY,
+    FLUX_OBJECT_GROUPS,
+    MAX_LISTED,
+    ClusterRoot,
+    declares,
+    discover,
+    helmfile_releases,
+    overlay_candidates,
+    repository_kinds,
+    somebodys_child,
+    unapplied,
+)
 from fluxgraph.kustomize.build import Builder, FileCache
 from fluxgraph.kustomize.resource import Origin, Resource
-from fluxgraph.model import FluxgraphError, Location, Problem
+from fluxgraph.model import FluxgraphError, Location, Problem, kind_plural
 from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel
 from fluxgraph.scope import RepositoryCRDs, ScopeTable
 from fluxgraph.sourceignore import Matcher, Pattern, artifact_matcher, read_patterns
@@ -90,6 +102,123 @@ def _root_spec(root: ClusterRoot, problems: list[Problem], cache: FileCache) -> 
     return spec
 
 
+def _root_of(root: ClusterRoot, problems: list[Problem], cache: FileCache) -> tuple[flux.FluxKustomization, SourceNode]:
+    """The root Kustomization of ``root`` and the source it builds from."""
+    spec = _root_spec(root, problems, cache)
+    sref = spec.source_ref or flux.SourceRef(root.source_kind, root.source_name, root.namespace)
+    src = SourceNode(sref.kind, sref.namespace, sref.name, root.url, repo_base=root.repo_base, location=root.location, synthesized=True)
+    return spec, src
+
+
+def _named_root(name: str, discovered: list[ClusterRoot], cache: FileCache, where: object) -> ClusterRoot:
+    """The root of a cluster named with ``--cluster`` or the configuration's ``clusters:``:
+    the discovered one of that directory, else one made up for it."""
+    try:
+        cdir = norm_rel(join("", name.strip()))
+    except PathEscape as e:
+        raise FluxgraphError(f"--cluster {name}: {e}") from None
+    if not cache.is_dir(cdir):
+        raise FluxgraphError(f"{name}: no such cluster directory in {where}")
+    match = [r for r in discovered if r.dir == cdir]
+    return match[0] if match else ClusterRoot(dir=cdir, location=Location(cdir), how="--cluster")
+
+
+def _judge_roots(
+    walked: list[tuple[ClusterRoot, ClusterModel]],
+    cache: FileCache,
+    builder: Builder,
+    walk: Callable[[ClusterRoot, Sequence[ClusterRoot]], ClusterModel],
+) -> tuple[list[ClusterModel], list[Problem], tuple[str, ...]]:
+    """Which discovered roots are clusters, the problems that say why a folder is not, and
+    the folders reported so. A root found by a layout heuristic is a cluster
+    only when it is nobody's child (``somebodys_child``), and a directory of Flux
+    Kustomizations whose build fails at the root is a cluster folder not yet bootstrapped.
+    One cluster reached from two roots (one root applies, into its own cluster, the
+    document that declares the other: a FluxInstance over a folder of its tree) is one
+    cluster, walked again from both roots (``declares``)."""
+    problems: list[Problem] = []
+    not_clusters: list[str] = []
+    kept: list[tuple[ClusterRoot, ClusterModel]] = []
+    for r, m in walked:
+        if r.weak:
+            others = [o for _, o in walked if o is not m]
+            if somebodys_child(r, m, others, cache) is not None:
+                continue  # its Kustomizations are reported by unapplied() if no cluster applies them
+            root = m.kustomizations.get(m.root_id)
+            if r.how == FLUX_DIRECTORY and root is not None and root.status == "failed":
+                why = next((p.message for p in root.problems if not p.not_evaluated), "its build fails")
+                problems.append(
+                    Problem(
+                        "not-a-cluster",
+                        f"{r.dir} holds Flux Kustomizations like a cluster folder, but its own build fails ({why}): "
+                        "taken as a folder not yet bootstrapped, not as a cluster; not analysed (name it with --cluster "
+                        "or the configuration's clusters: to judge it)",
+                        r.location or Location(r.dir),
+                        not_evaluated=True,
+                    )
+                )
+                not_clusters.append(r.dir)
+                continue
+        kept.append((r, m))
+    merged: dict[int, list[ClusterRoot]] = {}
+    into: set[int] = set()
+    for i, (ra, ma) in enumerate(kept):
+        for j, (rb, mb) in enumerate(kept):
+            if i == j or j in into or i in into or j in merged:
+                continue
+            if rb.dir != ra.dir and mb.root_id != ma.root_id and declares(ma, rb) and not declares(mb, ra):
+                merged.setdefault(i, []).append(rb)
+                into.add(j)
+    out: list[ClusterModel] = []
+    for i, (r, m) in enumerate(kept):
+        if i in into:
+            continue
+        if i in merged:
+            # what both roots apply is object-applied-twice's to report
+            m = walk(r, merged[i])
+        out.append(m)
+    return out, problems, tuple(not_clusters)
+
+
+def _no_cluster_message(cache: FileCache, builder: Builder, fs: RepoFS, where: object) -> str:
+    """Why nothing can be analysed, and what the repository looks like: an Argo CD
+    repository, a tenant repository that a fleet's Flux Kustomizations pull in (with the
+    folders ``--cluster`` could take), or neither."""
+    looked = (
+        "looked for flux-system/gotk-sync.yaml, FluxInstance sync paths, self-applying root Kustomizations and "
+        "clusters/<name> directories"
+    )
+    extra = ""
+    limits = [p for p in fs.problems if p.code == "input-limit"]
+    if limits:
+        extra += f" ({limits[0].location.file}: {limits[0].message})"
+    if fs.escaping:
+        extra += f" ({fs.escaping[0]} is a symlink that leaves the repository root; not read)"
+    kinds = repository_kinds(cache)
+    argo = sum(n for (group, _), n in kinds.items() if group == "argoproj.io")
+    flux_objects = sum(n for (group, _), n in kinds.items() if group in FLUX_OBJECT_GROUPS)
+    if argo and not kinds.get(("kustomize.toolkit.fluxcd.io", "Kustomization")):
+        return (
+            f"{where}: no Flux cluster found ({looked}): it looks like an Argo CD repository ({argo} argoproj.io "
+            f"object{'s' if argo != 1 else ''} and no Flux Kustomization); fluxgraph reads Flux repositories" + extra
+        )
+    if flux_objects:
+        counts = ", ".join(
+            f"{n} {kind_plural(kind, n)}"
+            for (group, kind), n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+            if group in FLUX_OBJECT_GROUPS
+        )
+        tops = overlay_candidates(cache, builder)
+        shown = ", ".join(tops[:MAX_LISTED]) + (f" and {len(tops) - MAX_LISTED} more" if len(tops) > MAX_LISTED else "")
+        return (
+            f"{where}: no Flux cluster found ({looked}): it looks like a tenant repository that a fleet's Flux "
+            f"Kustomizations build ({counts}, and no root Kustomization); judge one of its folders with "
+            f"--cluster DIR" + (f", e.g. {shown}" if tops else "") + " (what only the fleet's Kustomization decides, "
+            "such as its targetNamespace, is then not evaluated)" + extra
+        )
+    return f"{where}: no Flux cluster found ({looked}), and no Flux object at all; name one with --cluster DIR" + extra
+
+
 @contextmanager
 def _note_last_file(fs: RepoFS) -> Iterator[None]:
     """An unexpected exception (a fluxgraph bug) keeps its type and traceback but notes the
@@ -108,6 +237,7 @@ def load(
     path: str | Path | RepoFS,
     *,
     cluster: str | None = None,
+    clusters: list[str] | None = None,
     env: str | None = None,
     flux_version: str | None = None,
     strict: bool | None = None,
@@ -118,7 +248,9 @@ def load(
     a ``RepoFS`` such as a git revision served from memory by ``gitrev.Tree.fs()``).
 
     ``cluster`` is the repo-relative directory of a cluster's root Kustomization; ``env`` is
-    shorthand for ``clusters/<env>``. ``document_memo`` shares parsed files between loads
+    shorthand for ``clusters/<env>``; ``clusters`` lists the clusters' directories (the
+    configuration's ``clusters:``, for layouts discovery cannot read: entrypoints set in
+    Terraform, stale bootstrap folders kept in the tree), instead of discovering them. ``document_memo`` shares parsed files between loads
     (keyed by path and content). Raises FluxgraphError when nothing can be analysed.
     """
     where: str | Path | RepoFS = path  # as the user named it, for messages
@@ -143,32 +275,20 @@ def load(
         cluster = f"clusters/{env}"
     with _note_last_file(fs):
         discovered = discover(cache)
-    if cluster is not None:
-        try:
-            cdir = norm_rel(join("", cluster.strip()))
-        except PathEscape as e:
-            raise FluxgraphError(f"--cluster {cluster}: {e}") from None
-        if not cache.is_dir(cdir):
-            raise FluxgraphError(f"{cluster}: no such cluster directory in {where}")
-        match = [r for r in discovered if r.dir == cdir]
-        roots = match or [ClusterRoot(dir=cdir, location=Location(cdir), how="--cluster")]
+    wanted = [cluster] if cluster is not None else list(clusters or [])
+    if wanted:
+        roots = [_named_root(c, discovered, cache, where) for c in wanted]
     else:
         roots = discovered
     if not roots:
-        limits = [p for p in fs.problems if p.code == "input-limit"]
-        raise FluxgraphError(
-            f"{where}: no Flux cluster found (looked for flux-system/gotk-sync.yaml, FluxInstance sync paths, "
-            "self-applying root Kustomizations and clusters/<name> directories); name one with --cluster DIR"
-            + (f" ({limits[0].location.file}: {limits[0].message})" if limits else "")
-            + (f" ({fs.escaping[0]} is a symlink that leaves the repository root; not read)" if fs.escaping else "")
-        )
+        raise FluxgraphError(_no_cluster_message(cache, builder, fs, where))
 
     crds = RepositoryCRDs(cache)  # scope of custom kinds, from CRD files anywhere in the repo
-    clusters: list[tuple[ClusterRoot, ClusterModel]] = []
-    for root in roots:
+
+    def walk(root: ClusterRoot, extra: Sequence[ClusterRoot] = ()) -> ClusterModel:
         root_problems: list[Problem] = []
         with _note_last_file(fs):
-            spec = _root_spec(root, root_problems, cache)
+            spec, src = _root_of(root, root_problems, cache)
             model = ClusterModel(
                 name=root.dir or ".",
                 root_dir=root.dir,
@@ -176,21 +296,34 @@ def load(
                 strict=is_strict,
                 discovered_by=root.how,
                 scopes=ScopeTable(crds),
+                synthesized_root=root.root_doc is None and root.how == "--cluster",
             )
             model.problems.extend(root_problems)
-            sref = spec.source_ref or flux.SourceRef(root.source_kind, root.source_name, root.namespace)
-            src = SourceNode(sref.kind, sref.namespace, sref.name, root.url, repo_base=root.repo_base, location=root.location, synthesized=True)
-            ClusterWalker(builder, model, spec, src, extra_vars=extra_vars).run()
-        clusters.append((root, model))
-    # a root found by a layout heuristic is a cluster only when it is nobody's child
-    kept = [
-        m
-        for r, m in clusters
-        if not (r.weak and cluster is None and somebodys_child(r, m, [o for _, o in clusters if o is not m]) is not None)
-    ]
-    if cluster is None:
-        # Flux Kustomizations no discovered cluster applies (a ks.yaml left out of its parent)
-        problems.extend(unapplied(cache, kept))
+            if model.synthesized_root:
+                model.problems.append(
+                    Problem(
+                        "not-evaluated-root",
+                        f"--cluster {root.dir or '.'} names no root the repository declares: fluxgraph builds the folder "
+                        "as a root of its own, so what the Kustomization that applies it in the cluster decides (its "
+                        "targetNamespace, patches, postBuild) is not evaluated",
+                        Location(root.dir or "."),
+                        not_evaluated=True,
+                        kustomization=spec.id,
+                    )
+                )
+            more = [_root_of(r, model.problems, cache) for r in extra]
+            ClusterWalker(builder, model, spec, src, extra_vars=extra_vars, extra_roots=more).run()
+        return model
+
+    walked = [(root, walk(root)) for root in roots]
+    if wanted:
+        kept = [m for _, m in walked]
+    else:
+        kept, dropped, not_clusters = _judge_roots(walked, cache, builder, walk)
+        problems.extend(dropped)
+        # Flux Kustomizations no discovered cluster applies (a ks.yaml left out of its parent),
+        # and what a failed build would apply
+        problems.extend(unapplied(cache, kept, builder, not_clusters))
     # limits the file system walk hit and file names it could not read (repofs.RepoFS.problems)
     # concern every cluster: what they hide may belong to any of them
     for m in kept:

@@ -118,6 +118,8 @@ def _analysis_settings(
             raise FluxgraphError(str(e)) from None
     return cfg, {
         "cluster": cluster if cluster is not None else (cfg.cluster if env is None else None),
+        # --cluster/--env on the command line win over the configuration's clusters
+        "clusters": cfg.clusters if cluster is None and env is None else None,
         "env": env if env is not None else (cfg.env if cluster is None and cfg.cluster is None else None),
         "flux_version": flux_version or cfg.flux_version,
         "strict": strict if strict is not None else cfg.strict,

@@ -159,6 +159,13 @@ class ClusterModel:
     sources: dict[str, SourceNode] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     discovered_by: str = ""
+    # further root Kustomizations of the same cluster (one cluster reached from two roots:
+    # a legacy root and the one a FluxInstance the cluster applies creates), ids
+    extra_roots: list[str] = field(default_factory=list)
+    # the root was made up for --cluster (no declaration of it in the repository): what only
+    # the Kustomization that really applies the folder decides (its targetNamespace, patches)
+    # is unknown
+    synthesized_root: bool = False
     scopes: ScopeTable = field(default_factory=ScopeTable, repr=False)  # scope of (group, kind)
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)  # built on first use
 
@@ -177,6 +184,11 @@ class ClusterModel:
             for o in self.objects()
             if o.ref.kind == kind and o.ref.namespace == namespace and o.ref.name == name and o.ref.target == target
         ]
+
+    @property
+    def roots(self) -> list[str]:
+        """The ids of the root Kustomizations: ``root_id``, then ``extra_roots``."""
+        return [self.root_id, *self.extra_roots]
 
     @property
     def graph(self) -> nx.MultiDiGraph:
@@ -284,6 +296,7 @@ class ClusterWalker:
         root_source: SourceNode,
         *,
         extra_vars: dict[str, str] | None = None,
+        extra_roots: list[tuple[FluxKustomization, SourceNode]] | None = None,
     ):
         self.builder = builder
         self.model = model
@@ -291,6 +304,9 @@ class ClusterWalker:
         self.extra_vars = extra_vars or {}
         self.model.sources[root_source.id] = root_source
         self.root_url = _normalize_url(root_source.url)
+        self.extra_roots = [(spec, src) for spec, src in extra_roots or () if spec.id != root.id]
+        for _, src in self.extra_roots:
+            self.model.sources.setdefault(src.id, src)
         # (target cluster, kind, ns, name) -> object: what substituteFrom finds in a cluster
         self.index: dict[tuple[str, str, str, str], AppliedObject] = {}
 
@@ -299,6 +315,12 @@ class ClusterWalker:
         root_node = KustomizationNode(self.root, None, self.root.location, target=target_of("", self.root.kube_config))
         self.model.kustomizations[self.root.id] = root_node
         queue: list[KustomizationNode] = [root_node]
+        for spec, _ in self.extra_roots:
+            if spec.id not in self.model.kustomizations:
+                node = KustomizationNode(spec, None, spec.location, target=target_of("", spec.kube_config))
+                self.model.kustomizations[spec.id] = node
+                self.model.extra_roots.append(spec.id)
+                queue.append(node)
         deferred: list[KustomizationNode] = []
         forced = False
         rounds = 0
@@ -547,7 +569,7 @@ class ClusterWalker:
                 return
             existing = self.model.kustomizations.get(child.id)
             if existing is not None:
-                if existing.parent is None and child.id == self.root.id:
+                if existing.parent is None and child.id in self.model.roots:
                     existing.other_declarations.append((node.id, r.origin.location))
                     if existing.declared_by is None:
                         existing.declared_by = obj

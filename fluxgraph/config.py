@@ -8,6 +8,7 @@ rules:
   severity: {shared-namespace-single-pruner: warning}
 exclude: ["archive/**", "**/testdata/**"]      # findings in these files are dropped
 cluster: clusters/production                    # default --cluster
+clusters: [clusters/prod, clusters/staging]     # the clusters, where discovery cannot tell
 flux-version: "2.9"
 fail-on: error
 substitute: {CLUSTER_DOMAIN: example.com}       # variables that only exist in the cluster
@@ -28,7 +29,7 @@ from fluxgraph.model import FluxgraphError
 from fluxgraph.yamlio import YamlLoadError, load_text
 
 CONFIG_NAMES = (".fluxgraph.yaml", ".fluxgraph.yml")
-_KNOWN = {"rules", "exclude", "cluster", "env", "flux-version", "fail-on", "substitute", "baseline", "strict"}
+_KNOWN = {"rules", "exclude", "cluster", "clusters", "env", "flux-version", "fail-on", "substitute", "baseline", "strict"}
 
 
 @dataclass
@@ -39,6 +40,9 @@ class Config:
     severities: dict[str, Severity] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     cluster: str | None = None
+    # the clusters' directories, for layouts discovery cannot read (entrypoints set in
+    # Terraform, stale bootstrap folders kept in the tree): used instead of discovery
+    clusters: list[str] = field(default_factory=list)
     env: str | None = None
     flux_version: str | None = None
     strict: bool | None = None
@@ -102,6 +106,9 @@ def load_config(path: Path) -> Config:
         except ValueError as e:
             raise FluxgraphError(f"{path}: rules.severity.{rid}: {e}") from None
     cfg.exclude = _str_list(data.get("exclude"), f"{path}: exclude")
+    cfg.clusters = _str_list(data.get("clusters"), f"{path}: clusters")
+    if cfg.clusters and (data.get("cluster") is not None or data.get("env") is not None):
+        raise FluxgraphError(f"{path}: give either clusters or cluster/env, not both")
     for key, attr in (("cluster", "cluster"), ("env", "env"), ("flux-version", "flux_version"), ("baseline", "baseline")):
         v = data.get(key)
         if v is not None:

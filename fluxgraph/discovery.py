@@ -29,12 +29,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph.kustomize.build import KUSTOMIZATION_FILES, FileCache
+from fluxgraph.kustomize.build import KUSTOMIZATION_FILES, Builder, FileCache
 from fluxgraph.model import Location, Problem, as_dict, as_str
 from fluxgraph.repofs import norm_rel, secure_join
 
 if TYPE_CHECKING:
-    from fluxgraph.cluster import ClusterModel
+    from fluxgraph.cluster import ClusterModel, KustomizationNode
 
 FLUX_OBJECT_GROUPS = (
     "kustomize.toolkit.fluxcd.io",
@@ -111,15 +111,18 @@ def find_syncs(node: Any, depth: int = 0) -> list[dict[str, Any]]:
 _SYNC_KINDS = ("GitRepository", "OCIRepository", "Bucket")
 
 
-def _only_flux_objects(cache: FileCache, yamls: list[str]) -> bool:
-    """Whether the files hold Flux objects only (kustomization files aside), among them a Flux
-    Kustomization. Stops at the first other object: an application directory is not parsed
-    whole for this."""
+def _only_cluster_objects(cache: FileCache, yamls: list[str]) -> bool:
+    """Whether the files hold only Flux objects and the ConfigMaps/Secrets they substitute
+    from (kustomization files aside), among them a Flux Kustomization: what ``flux bootstrap
+    --path=clusters/<name>`` syncs before its ``flux-system/`` is committed. Stops at the
+    first other object: an application directory is not parsed whole for this."""
     has_ks = False
     for f in yamls:
         for x, _ in _docs(cache, f):
             api = x.get("apiVersion") if isinstance(x, dict) else None
             if isinstance(api, str) and api.startswith("kustomize.config.k8s.io"):
+                continue
+            if api == "v1" and isinstance(x, dict) and x.get("kind") in ("ConfigMap", "Secret"):
                 continue
             if not (isinstance(api, str) and api.startswith(FLUX_OBJECT_GROUPS)):
                 return False
@@ -240,8 +243,8 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
             yamls = [f for f in files if f.startswith(d + "/")]
             if not yamls:
                 continue
-            if _only_flux_objects(cache, yamls):
-                add(ClusterRoot(dir=d, location=Location(yamls[0]), how="directory of Flux Kustomizations", weak=True))
+            if _only_cluster_objects(cache, yamls):
+                add(ClusterRoot(dir=d, location=Location(yamls[0]), how=FLUX_DIRECTORY, weak=True))
     return sorted(roots.values(), key=lambda r: r.dir)
 
 
@@ -265,32 +268,59 @@ def _read_kustomization_dirs(models: list[ClusterModel]) -> dict[str, str]:
     return out
 
 
-def somebodys_child(root: ClusterRoot, model: ClusterModel, others: list[ClusterModel]) -> str | None:
+def somebodys_child(root: ClusterRoot, model: ClusterModel, others: list[ClusterModel], cache: FileCache) -> str | None:
     """Why the weak root ``root`` (built as ``model``) belongs to one of the ``others`` clusters,
     or None when it is nobody's child. Flux applies a Kustomization only from its parent's build:
-    one that another cluster applies, whose directory another cluster builds, or whose file lies
-    in a directory (or below one) whose kustomization file another cluster reads, is reached
-    from there or not at all."""
+    one that another cluster applies, whose directory another cluster builds or reads as a
+    kustomize base, whose file lies in a directory (or below one) whose kustomization file
+    another cluster reads, or that a kustomization file another cluster reads lists in a
+    commented-out entry, is reached from there or not at all."""
     for o in others:
         node = o.kustomizations.get(model.root_id)
         if node is not None and node.parent is not None:
             return f"cluster {o.name} applies Kustomization {model.root_id}"
         if any(ks.build_dir == root.dir and ks.parent is not None for ks in o.kustomizations.values()):
             return f"cluster {o.name} builds {root.dir or '.'}"
-    if root.how != SELF_APPLYING or root.location is None or root.name == "flux-system":
-        return None
     read = _read_kustomization_dirs(others)
+    if root.dir in read and root.dir != "":
+        return f"a cluster reads {read[root.dir]} as part of its build"
+    if root.location is None:
+        return None
+    for kfile in sorted(set(read.values())):
+        for line, entry in _commented_entries(_text(cache, kfile)):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(kfile), entry))
+            if target in (root.location.file, root.dir):
+                return f"{kfile} reads it only in an entry commented out at line {line}"
+    if root.how != SELF_APPLYING or root.name == "flux-system":
+        return None
     for d in _ancestors(posixpath.dirname(root.location.file)):
         if d in read:
             return f"cluster reads {read[d]}"
     return None
 
 
+def declares(model: ClusterModel, root: ClusterRoot) -> bool:
+    """Whether the cluster ``model`` applies, into itself, the document that declares
+    ``root`` (its gotk-sync Kustomization, a FluxInstance, or the HelmRelease whose values
+    carry a FluxInstance's sync): ``root`` is then a second root of the same cluster (one
+    cluster reached from two roots), not a cluster of its own."""
+    where = root.location
+    if where is None:
+        return False
+    return any(
+        o.resource.origin.file == where.file and o.resource.origin.line == where.line and o.ref.target == ""
+        for o in model.objects()
+    )
+
+
 SELF_APPLYING = "self-applying root Kustomization"
+FLUX_DIRECTORY = "directory of Flux Kustomizations"
 MAX_LISTED = 5
 
 
-def unapplied(cache: FileCache, models: list[ClusterModel]) -> list[Problem]:
+def unapplied(
+    cache: FileCache, models: list[ClusterModel], builder: Builder | None = None, reported: tuple[str, ...] = ()
+) -> list[Problem]:
     """The Flux Kustomizations of the repository that no discovered cluster applies, grouped by
     the kustomization file that leaves them out: one a cluster reads where the entry naming them
     is commented out, else the nearest one a cluster reads in their directory or above, else
@@ -299,19 +329,33 @@ def unapplied(cache: FileCache, models: list[ClusterModel]) -> list[Problem]:
 
     Left out: documents of files some build reads (a Kustomization used as a patch), and
     Kustomizations under the directory of one the model could not build (a failed build, a
-    source outside the repository): that Kustomization is reported instead."""
+    source outside the repository): that Kustomization is reported instead. The Flux
+    Kustomizations in the files a failed build would have read (``Builder.reach``) are one
+    not-evaluated problem per failed Kustomization: they are what it would apply, not
+    Kustomizations no cluster applies. Those under the directories ``reported`` (folders
+    already reported as not clusters) are left out too."""
     applied: set[tuple[str, int]] = set()
     read_files: set[str] = set()
     unbuilt: list[str] = []
+    failed: list[tuple[ClusterModel, KustomizationNode]] = []
     for m in models:
         for ks in m.kustomizations.values():
-            read_files |= ks.files
+            if ks.status == "built":  # a failed build read files it never applied
+                read_files |= ks.files
             if ks.declared_at is not None:
                 applied.add((ks.declared_at.file, ks.declared_at.line))
             for _, where in ks.other_declarations:
                 applied.add((where.file, where.line))
             if ks.status != "built" and ks.build_dir is not None:
                 unbuilt.append(ks.build_dir)
+            if ks.status == "failed" and ks.build_dir is not None:
+                failed.append((m, ks))
+    would_apply: dict[str, tuple[ClusterModel, KustomizationNode]] = {}
+    if builder is not None:
+        for m, ks in failed:
+            assert ks.build_dir is not None
+            for f in sorted(builder.reach(ks.build_dir)):
+                would_apply.setdefault(f, (m, ks))
     read = _read_kustomization_dirs(models)
     commented: dict[str, tuple[str, int]] = {}  # path an entry names -> (kustomization file, line)
     for kfile in sorted(read.values()):
@@ -319,18 +363,25 @@ def unapplied(cache: FileCache, models: list[ClusterModel]) -> list[Problem]:
             target = posixpath.normpath(posixpath.join(posixpath.dirname(kfile), entry))
             commented.setdefault(target, (kfile, line))
     groups: dict[str, list[tuple[str, str, int, int | None]]] = defaultdict(list)
+    blocked: dict[str, list[tuple[str, str, int]]] = defaultdict(list)  # failed Kustomization id -> what it would apply
+    blockers: dict[str, tuple[ClusterModel, KustomizationNode]] = {}
     for f in _yaml_files(cache):
         if f in read_files or not _contains(cache, f, b"kustomize.toolkit.fluxcd.io"):
             continue
         for data, line in _docs(cache, f):
             if not _is_flux_ks(data) or (f, line) in applied:
                 continue
-            d = posixpath.dirname(f)
-            if any(u == "" or d == u or d.startswith(u + "/") for u in unbuilt):
-                continue
             md = as_dict(data.get("metadata"))
             ns, name = as_str(md.get("namespace")), as_str(md.get("name"))
             ks_id = f"{ns}/{name}" if ns else name
+            if f in would_apply:
+                m, node = would_apply[f]
+                blocked[f"{m.name}|{node.id}"].append((f, ks_id, line))
+                blockers[f"{m.name}|{node.id}"] = (m, node)
+                continue
+            d = posixpath.dirname(f)
+            if any(u == "" or d == u or d.startswith(u + "/") for u in (*unbuilt, *reported)):
+                continue
             hit = commented.get(f) or commented.get(d)
             if hit is not None:
                 groups[hit[0]].append((f, ks_id, line, hit[1]))
@@ -338,6 +389,22 @@ def unapplied(cache: FileCache, models: list[ClusterModel]) -> list[Problem]:
             excluder = next((read[a] for a in _ancestors(d) if a in read), None)
             groups[excluder or f.split("/", 1)[0] + "/"].append((f, ks_id, line, None))
     out: list[Problem] = []
+    for key, found in sorted(blocked.items()):
+        m, node = blockers[key]
+        n = len(found)
+        shown = ", ".join(f"{i} ({f})" for f, i, _ in found[:MAX_LISTED])
+        more = f" and {n - MAX_LISTED} more" if n > MAX_LISTED else ""
+        out.append(
+            Problem(
+                "not-evaluated-failed-build",
+                f"the build of Kustomization {node.id} (cluster {m.name}) fails, so the {n} Flux "
+                f"Kustomization{'s' if n != 1 else ''} it would apply {'is' if n == 1 else 'are'} not evaluated: {shown}{more}",
+                node.declared_at or node.spec.location,
+                not_evaluated=True,
+                kustomization=node.id,
+                related=tuple(Location(f, ln) for f, _, ln in found[:MAX_LISTED]),
+            )
+        )
     for key, items in sorted(groups.items()):
         items.sort(key=lambda i: (i[3] is None, i[3] or 0, i[0], i[2]))
         n = len(items)
@@ -370,6 +437,54 @@ def unapplied(cache: FileCache, models: list[ClusterModel]) -> list[Problem]:
             )
         )
     return out
+
+
+def repository_kinds(cache: FileCache) -> dict[tuple[str, str], int]:
+    """(API group, kind) -> how many documents of the repository have it: what the
+    repository looks like when no cluster is found in it. Only files whose text names an
+    API group of interest are parsed."""
+    out: dict[tuple[str, str], int] = defaultdict(int)
+    for f in _yaml_files(cache):
+        if not (_contains(cache, f, b"fluxcd.io") or _contains(cache, f, b"argoproj.io")):
+            continue
+        for data, _ in _docs(cache, f):
+            if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+                continue
+            api = data.get("apiVersion")
+            group = api.rsplit("/", 1)[0] if isinstance(api, str) and "/" in api else ""
+            if group.endswith(("fluxcd.io", "argoproj.io")):
+                out[(group, data["kind"])] += 1
+    return dict(out)
+
+
+def overlay_candidates(cache: FileCache, builder: Builder) -> list[str]:
+    """The folders ``--cluster`` could take in a repository without a cluster of its own: the
+    directories with a kustomization file that no other kustomization file of the repository
+    lists, whose build would read a Flux object (the tenant overlays a fleet pulls in)."""
+    dirs = sorted({posixpath.dirname(f) for f in cache.fs.walk_files("") if posixpath.basename(f) in KUSTOMIZATION_FILES})
+    listed: set[str] = set()
+    for d in dirs:
+        listed |= {p for p in builder.reach(d) if posixpath.basename(p) not in KUSTOMIZATION_FILES}
+        listed |= {
+            posixpath.normpath(posixpath.join(d, e))
+            for e in _kustomization_entries(cache, d)
+        }
+    out = []
+    for d in dirs:
+        if d in listed or not d:
+            continue
+        if any(_contains(cache, f, b"fluxcd.io") for f in builder.reach(d)):
+            out.append(d)
+    return out
+
+
+def _kustomization_entries(cache: FileCache, d: str) -> list[str]:
+    kfile = next((f"{d}/{n}" if d else n for n in KUSTOMIZATION_FILES if cache.is_file(f"{d}/{n}" if d else n)), None)
+    if kfile is None:
+        return []
+    docs = _docs(cache, kfile)
+    k = docs[0][0] if len(docs) == 1 and isinstance(docs[0][0], dict) else {}
+    return [e for key in ("resources", "bases", "components") for e in (k.get(key) or []) if isinstance(e, str)]
 
 
 def _text(cache: FileCache, f: str) -> str:

@@ -80,6 +80,7 @@ def cluster_json(model: ClusterModel) -> dict[str, Any]:
             "path": model.root_dir,
             "root": model.root_id,
             "discoveredBy": model.discovered_by,
+            **({"otherRoots": list(model.extra_roots)} if model.extra_roots else {}),
             "strictSubstitution": model.strict,
         },
         "kustomizations": [_ks_json(model.kustomizations[k]) for k in sorted(model.kustomizations)],
@@ -151,7 +152,7 @@ def _tree(model: ClusterModel, lines: list[str]) -> None:
     children: dict[str | None, list[str]] = {}
     for ks in model.kustomizations.values():
         children.setdefault(ks.parent, []).append(ks.id)
-    stack: list[tuple[str, str, bool, bool]] = [(model.root_id, "", True, True)]
+    stack: list[tuple[str, str, bool, bool]] = [(r, "", True, True) for r in reversed(model.roots) if r in model.kustomizations]
     seen: set[str] = set()
     while stack:
         ks_id, prefix, last, top = stack.pop()

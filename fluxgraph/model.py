@@ -201,3 +201,15 @@ def dotted(path: tuple[Any, ...]) -> str:
         else:
             out += ("." if out else "") + str(step)
     return out or "(document)"
+
+
+def kind_plural(kind: str, n: int) -> str:
+    """``kind`` as an English plural when ``n`` is not 1: HelmRelease(s), OCIRepository/ies."""
+    if n == 1:
+        return kind
+    if kind.endswith("y") and kind[-2:-1] not in "aeiou":
+        return kind[:-1] + "ies"
+    if kind.endswith(("s", "x", "sh", "ch")):
+        return kind + "es"
+    return kind + "s"
+

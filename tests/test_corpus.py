@@ -1,60 +1,60 @@
-"""fluxgraph against real public Flux repositories (../shared/corpus).
+"""fluxgraph against real public Flux repositories: the two shared corpora (tests/corpora.py).
 
-Skipped cleanly where the corpus is absent. The kubectl-based fidelity test is skipped where
-kubectl is absent (kubectl embeds kustomize v5.5: the reference, never a runtime dependency).
+Every repository: discovery finds the clusters of the entrypoint table, every Flux
+Kustomization a build applies is walked, and check runs without an internal error. Skipped
+cleanly where a corpus is absent; the wide corpus's tests are marked ``corpus_wide``. The
+kubectl-based fidelity test is skipped where kubectl is absent (kubectl embeds kustomize v5.5:
+the reference, never a runtime dependency).
 """
 
 import shutil
 
 import pytest
 
-import fluxgraph
-from fluxgraph.engine import analyze
-
-from .conftest import CORPUS
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
-
-# The cluster entrypoints listed in the corpus README, braces expanded.
-ENTRYPOINTS = {
-    "fluxcd__flux2-kustomize-helm-example": ["clusters/production", "clusters/staging"],
-    "fluxcd__flux2-multi-tenancy": ["clusters/production", "clusters/staging"],
-    "fluxcd__flux2-monitoring-example": ["clusters/test"],
-    "Azure__gitops-flux2-kustomize-helm-mt": ["clusters/production", "clusters/staging"],
-    "onedr0p__home-ops": ["kubernetes/flux/cluster"],
-    "bjw-s-labs__home-ops": ["kubernetes/flux/cluster"],
-    "joryirving__home-ops": ["kubernetes/clusters/main", "kubernetes/clusters/test", "kubernetes/clusters/utility"],
-    "haraldkoch__kochhaus-home": [
-        "kubernetes/main/flux/cluster",
-        "kubernetes/network/flux/cluster",
-        "kubernetes/registry/flux/cluster",
-    ],
-    "xunholy__k8s-gitops": ["kubernetes/clusters/cluster-00"],
-    "toboshii__home-ops": ["cluster/flux"],
-    "Aviator-Coding__home-ops": ["kubernetes/flux/cluster"],
-}
+from .corpora import CORPUS, ENTRYPOINTS, TABLES, WIDE_ENTRYPOINTS, names, report
 
 
-@pytest.fixture(scope="module")
-def repos():
-    return {name: fluxgraph.load(CORPUS / name) for name in ENTRYPOINTS if (CORPUS / name).is_dir()}
+def _params(corpus: str) -> list:
+    marks = [pytest.mark.corpus_wide] if corpus == "corpus-wide" else []
+    present = set(names(corpus))
+    return [
+        pytest.param(corpus, name, marks=marks, id=f"{corpus}:{name}")
+        for name in sorted(TABLES[corpus])
+        if name in present
+    ]
 
 
-@pytest.mark.parametrize("name", sorted(ENTRYPOINTS))
-def test_discovers_the_readme_entrypoints(repos, name):
-    if name not in repos:
-        pytest.skip(f"{name} not in this corpus")
-    assert sorted(c.root_dir for c in repos[name].clusters) == sorted(ENTRYPOINTS[name])
+ALL = _params("corpus") + _params("corpus-wide")
 
 
-@pytest.mark.parametrize("name", sorted(ENTRYPOINTS))
-def test_every_applied_kustomization_is_walked(repos, name):
+def test_every_repository_is_in_the_entrypoint_table():
+    for corpus, table in TABLES.items():
+        assert set(names(corpus)) <= set(table), f"{corpus}: add the new repositories to tests/corpora.py"
+
+
+@pytest.mark.parametrize(("corpus", "name"), ALL)
+def test_discovery_finds_the_entrypoints(corpus, name):
+    entry = TABLES[corpus][name]
+    out = report(corpus, name)
+    if not entry.entrypoints:
+        assert out.report is None, f"a cluster found in {name}"
+        expected = {"tenant": "it looks like a tenant repository", "argocd": "it looks like an Argo CD repository",
+                    "none": "and no Flux object at all"}[entry.none_kind]
+        assert expected in out.error
+        return
+    assert out.report is not None, out.error
+    assert sorted(c.root_dir or "." for c in out.report.repo.clusters) == sorted(entry.entrypoints)
+
+
+@pytest.mark.parametrize(("corpus", "name"), ALL)
+def test_every_applied_kustomization_is_walked(corpus, name):
     """Each Flux Kustomization object that a build applies becomes a node of the graph."""
-    if name not in repos:
-        pytest.skip(f"{name} not in this corpus")
+    out = report(corpus, name)
+    if out.report is None:
+        pytest.skip("no cluster")
     missing = [
         (c.name, str(o.ref))
-        for c in repos[name].clusters
+        for c in out.report.repo.clusters
         for ks in c.kustomizations.values()
         for o in ks.objects
         if o.ref.kind == "Kustomization"
@@ -64,15 +64,25 @@ def test_every_applied_kustomization_is_walked(repos, name):
     assert missing == []
 
 
-@pytest.mark.parametrize("name", sorted(ENTRYPOINTS))
-def test_check_runs_without_error(name):
-    if not (CORPUS / name).is_dir():
-        pytest.skip(f"{name} not in this corpus")
-    report = analyze(CORPUS / name)
-    assert report.assertions > 0
+@pytest.mark.parametrize(("corpus", "name"), ALL)
+def test_check_runs_without_internal_error(corpus, name):
+    out = report(corpus, name)  # an internal error raises here; a FluxgraphError is a message
+    if out.report is None:
+        assert out.error and "Traceback" not in out.error
+    else:
+        assert out.report.assertions > 0
+
+
+def test_the_tables_say_why_a_configuration_is_needed():
+    """A repository whose clusters only the configuration can name has a comment in the table
+    saying what tells its live folders from the stale ones (tests/corpora.py)."""
+    configured = sorted(n for n, e in WIDE_ENTRYPOINTS.items() if e.clusters)
+    assert configured == ["h3mmy__bloopySphere", "samip5__k8s-cluster", "sulibot__home-ops"]
+    assert all(e.clusters is None for e in ENTRYPOINTS.values())
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (reference kustomize) not installed")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_inventories_match_reference_kustomize():
     """Identities built by fluxgraph equal kubectl kustomize's for >= 98% of Kustomizations."""
     from .corpus_fidelity import Summary, compare_repo

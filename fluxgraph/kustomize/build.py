@@ -192,6 +192,46 @@ class Builder:
             self._memo[path] = ([r.copy() for r in resources], list(ctx.problems), ctx.incomplete, set(ctx.files))
         return result
 
+    def reach(self, path: str, limit: int = 20_000) -> set[str]:
+        """The resource files a build of ``path`` would read, found without building: the
+        files its kustomization (or Flux's generated one) lists under ``resources``, ``bases``
+        and ``components``, directories followed, whatever would make the build fail. What a
+        Kustomization whose build fails would have applied comes from these files."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        stack: list[tuple[str, bool]] = [(path, True)]
+        while stack and len(seen) < limit:
+            d, top = stack.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            kfile = find_kustomization_file(self.cache, d)
+            entries: list[str] = []
+            if kfile is None:
+                if not top:
+                    continue  # kustomize refuses a listed directory without one
+                try:
+                    entries = self._generated_resources(d, _Ctx(problems=[], files=set()))
+                except _Fail:
+                    continue
+            else:
+                docs, _ = self.cache.documents(kfile)
+                k = docs[0].data if len(docs) == 1 and isinstance(docs[0].data, dict) else {}
+                for key in ("resources", "bases", "components"):
+                    entries.extend(e for e in as_list(k.get(key)) if isinstance(e, str) and not is_remote(e))
+            for e in entries:
+                try:
+                    p = join(d, e)
+                except PathEscape:
+                    continue
+                if self.cache.fs.escapes(p):
+                    continue
+                if self.cache.is_dir(p):
+                    stack.append((p, False))
+                elif self.cache.is_file(p):
+                    out.add(p)
+        return out
+
     # -- kustomization files ----------------------------------------------------------
     def _kustomization_for(self, d: str, ctx: _Ctx, *, generate: bool) -> tuple[str, dict[str, Any]]:
         kfile = find_kustomization_file(self.cache, d)
