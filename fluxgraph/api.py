@@ -5,12 +5,13 @@ The CLI is a thin layer over this module.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fluxgraph import flux
+from fluxgraph import admission, flux, fluxrelease
 from fluxgraph.cluster import ClusterModel, ClusterWalker, SourceNode
 from fluxgraph.discovery import (
     FLUX_DIRECTORY,
@@ -25,6 +26,7 @@ from fluxgraph.discovery import (
     somebodys_child,
     unapplied,
 )
+from fluxgraph.fluxrelease import FluxRelease
 from fluxgraph.kustomize.build import Builder, FileCache
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem, kind_plural
@@ -33,7 +35,7 @@ from fluxgraph.scope import RepositoryCRDs, ScopeTable
 from fluxgraph.sourceignore import Matcher, Pattern, artifact_matcher, read_patterns
 from fluxgraph.yamlio import LoadResult
 
-LATEST_FLUX = "2.9"
+LATEST_FLUX = f"{fluxrelease.LATEST[0]}.{fluxrelease.LATEST[1]}"
 
 
 @dataclass
@@ -49,15 +51,12 @@ class Repository:
 
 def flux_is_strict(version: str | None) -> bool:
     """Strict postBuild substitution is the default from Flux 2.9 (kustomize-controller v1.9,
-    feature gate StrictPostBuildSubstitutions, KC#1671)."""
+    feature gate StrictPostBuildSubstitutions, KC#1671); see ``fluxgraph.fluxrelease``."""
     if not version:
         return True
-    try:
-        parts = [int(x) for x in version.lstrip("v").split(".")[:2]]
-    except ValueError:
-        raise FluxgraphError(f"--flux-version {version!r} is not a version like 2.9") from None
-    major, minor = (parts + [0])[:2]
-    return (major, minor) >= (2, 9)
+    if not re.match(r"^v?\d+(\.(\d+|x))?", version.strip()):
+        raise FluxgraphError(f"--flux-version {version!r} is not a version like 2.9")
+    return FluxRelease(version).strict
 
 
 def _ignore_matcher(fs: RepoFS) -> Matcher:
@@ -267,6 +266,12 @@ def load(
     cache = FileCache(fs, _ignore_matcher(fs), document_memo)
     builder = Builder(cache)
     is_strict = strict if strict is not None else flux_is_strict(flux_version)
+    # what the command line says of the Flux that runs wins over what the repository pins
+    user_flux = (
+        FluxRelease(flux_version, "--flux-version", strict, "--strict" if strict is not None else "")
+        if flux_version is not None or strict is not None
+        else None
+    )
     problems: list[Problem] = []
 
     if env is not None and cluster is not None:
@@ -285,7 +290,16 @@ def load(
 
     crds = RepositoryCRDs(cache)  # scope of custom kinds, from CRD files anywhere in the repo
 
-    def walk(root: ClusterRoot, extra: Sequence[ClusterRoot] = ()) -> ClusterModel:
+    def walk(
+        root: ClusterRoot,
+        extra: Sequence[ClusterRoot] = (),
+        strict_as: bool | None = None,
+        mutators: list[admission.Mutator] | None = None,
+        prior: ClusterModel | None = None,
+    ) -> ClusterModel:
+        """The model of the cluster at ``root`` (and ``extra`` roots). Without --flux-version
+        or --strict, strictness follows the Flux the cluster runs (``fluxrelease.detect``):
+        the cluster is walked again when that is not the latest's."""
         root_problems: list[Problem] = []
         with _note_last_file(fs):
             spec, src = _root_of(root, root_problems, cache)
@@ -293,7 +307,7 @@ def load(
                 name=root.dir or ".",
                 root_dir=root.dir,
                 root_id=spec.id,
-                strict=is_strict,
+                strict=is_strict if strict_as is None else strict_as,
                 discovered_by=root.how,
                 scopes=ScopeTable(crds),
                 synthesized_root=root.root_doc is None and root.how == "--cluster",
@@ -312,7 +326,20 @@ def load(
                     )
                 )
             more = [_root_of(r, model.problems, cache) for r in extra]
-            ClusterWalker(builder, model, spec, src, extra_vars=extra_vars, extra_roots=more).run()
+            ClusterWalker(
+                builder, model, spec, src, extra_vars=extra_vars, extra_roots=more, mutators=mutators, prior=prior
+            ).run()
+            if mutators is None:
+                # admission that changes Flux objects: walked again with it known
+                found = admission.mutators(model.objects(), admission.releases(model))
+                if found:
+                    return walk(root, extra, strict_as, found, model)
+            if user_flux is None:
+                model.flux = fluxrelease.detect(model, cache)
+                if strict_as is None and model.flux.strict != model.strict:
+                    return walk(root, extra, model.flux.strict, mutators, prior)
+            else:
+                model.flux = user_flux
         return model
 
     walked = [(root, walk(root)) for root in roots]

@@ -19,9 +19,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux, substitution
+from fluxgraph.admission import KUSTOMIZATIONS, Mutator
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, SubstituteFrom
+from fluxgraph.fluxrelease import FluxRelease
 from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file, is_remote
 from fluxgraph.kustomize.resource import Resource
+from fluxgraph.materialize import Made, MadeIndex
 from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list, string_values
 from fluxgraph.repofs import PathEscape, join, norm_rel, secure_join
 from fluxgraph.scope import CRD_GROUP, CRD_KIND, Scope, ScopeTable
@@ -130,10 +133,18 @@ class KustomizationNode:
     # spec.kubeConfig reference (``target_of``); they differ only when spec.kubeConfig is set
     home: str = ""
     target: str = ""
+    # admission in the cluster that may change this Kustomization as it is applied
+    # (``fluxgraph.admission``): verdicts on the fields it may change are not evaluated
+    mutated_by: list[Mutator] = field(default_factory=list)
 
     @property
     def id(self) -> str:
         return self.spec.id
+
+    def mutation(self, spec_field: str) -> Mutator | None:
+        """The first admission that may change ``spec.<spec_field>`` of this Kustomization
+        without the repository saying how (a known injection of variables excepted)."""
+        return next((m for m in self.mutated_by if m.may_change(spec_field) and not m.known), None)
 
 
 @dataclass
@@ -167,11 +178,26 @@ class ClusterModel:
     # is unknown
     synthesized_root: bool = False
     scopes: ScopeTable = field(default_factory=ScopeTable, repr=False)  # scope of (group, kind)
+    flux: FluxRelease = field(default_factory=FluxRelease)  # the Flux the cluster runs (fluxgraph.fluxrelease)
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)  # built on first use
+
+    # admission the cluster installs that may change Flux objects (``fluxgraph.admission``)
+    mutators: list[Mutator] = field(default_factory=list)
 
     def objects(self) -> Iterable[AppliedObject]:
         for ks in self.kustomizations.values():
             yield from ks.objects
+
+    def chart_name(self, hr: HelmReleaseNode) -> str | None:
+        """The name of the chart a HelmRelease installs: ``spec.chart.spec.chart``'s last path
+        segment, else the last segment of its OCIRepository's URL (``spec.chartRef``)."""
+        name = hr.spec.chart_name
+        if isinstance(name, str) and name:
+            return name.rstrip("/").rsplit("/", 1)[-1] or None
+        src = self.sources.get(hr.spec.chart_source.id) if hr.spec.chart_source is not None else None
+        if src is not None and src.kind == "OCIRepository" and src.url:
+            return src.url.rstrip("/").rsplit("/", 1)[-1] or None
+        return None
 
     def scope_of(self, ref: ObjRef) -> Scope:
         """Whether the kind of ``ref`` is cluster-scoped, and whether that is known or taken as
@@ -297,6 +323,8 @@ class ClusterWalker:
         *,
         extra_vars: dict[str, str] | None = None,
         extra_roots: list[tuple[FluxKustomization, SourceNode]] | None = None,
+        mutators: list[Mutator] | None = None,
+        prior: ClusterModel | None = None,
     ):
         self.builder = builder
         self.model = model
@@ -309,6 +337,16 @@ class ClusterWalker:
             self.model.sources.setdefault(src.id, src)
         # (target cluster, kind, ns, name) -> object: what substituteFrom finds in a cluster
         self.index: dict[tuple[str, str, str, str], AppliedObject] = {}
+        # what the cluster's controllers create from the objects applied so far
+        self.made = MadeIndex()
+        self.mutators = mutators or []
+        self.model.mutators = list(self.mutators)
+        # the objects an earlier walk of the same cluster applied: what a mutator reads comes
+        # from the cluster as a whole, whatever Kustomization this walk reaches first
+        self.prior: dict[tuple[str, str, str, str], AppliedObject] = (
+            {(o.ref.target, o.ref.kind, o.ref.namespace, o.ref.name): o for o in prior.objects()} if prior is not None else {}
+        )
+        self.prior_made = MadeIndex.build(prior.objects()) if prior is not None else MadeIndex()
 
     # -- the walk -----------------------------------------------------------------------
     def run(self) -> ClusterModel:
@@ -355,7 +393,11 @@ class ClusterWalker:
         pb = node.spec.post_build
         if pb is None:
             return False
-        return any((node.home, sf.kind, node.spec.namespace, sf.name) not in self.index for sf in pb.substitute_from)
+        return any(
+            (node.home, sf.kind, node.spec.namespace, sf.name) not in self.index
+            and not self.made.find(sf.kind, node.spec.namespace, sf.name, node.home)
+            for sf in pb.substitute_from
+        )
 
     def _reconcile(self, node: KustomizationNode, queue: list[KustomizationNode]) -> None:
         spec = node.spec
@@ -457,6 +499,11 @@ class ClusterWalker:
     def _apply(self, node: KustomizationNode, result: BuildResult, queue: list[KustomizationNode]) -> None:
         spec = node.spec
         pb = spec.post_build
+        node.mutated_by = [
+            m for m in self.mutators if m.admits(KUSTOMIZATIONS, spec.namespace, self.made.labels_of(node.home, spec.namespace))
+        ]
+        if pb is None and any(m.may_change("postBuild") for m in node.mutated_by):
+            pb = flux.PostBuild()  # the admission gives it one
         variables: dict[str, Any] = {}
         if pb is not None:
             variables = self._variables(node, pb, result.resources)
@@ -487,6 +534,7 @@ class ClusterWalker:
                 self.model.scopes.learn_crd(obj.data, obj.location, spec.id)
         for obj in node.objects:
             self.index.setdefault((obj.ref.target, obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
+            self.made.add(obj)
             self._visit(node, obj, queue)
 
     def _flux_ref(self, r: Resource, target: str) -> ObjRef:
@@ -509,6 +557,7 @@ class ClusterWalker:
         """
         variables: dict[str, Any] = {}
         origin: dict[str, str] = {}
+        open_keys = False  # a made object whose keys are not known
         ns = node.spec.namespace
         # substituteFrom reads the cluster the Kustomization lives in (r.Client), not its kubeConfig
         own_index = {(r.kind, r.namespace or ns, r.name): r for r in own} if node.target == node.home else {}
@@ -519,6 +568,29 @@ class ClusterWalker:
             if source is None and (sf.kind, ns, sf.name) in own_index:
                 source = (sf.kind, own_index[(sf.kind, ns, sf.name)].data)
                 where += " (applied by this Kustomization)"
+            made = self.made.find(sf.kind, ns, sf.name, node.home) if source is None else []
+            if made:
+                m = made[0]
+                values = _made_values(sf.kind, m)
+                unknown = values is None or any(v is UNKNOWN for v in values.values())
+                if values is None:
+                    open_keys = True
+                    values = {}
+                if unknown:
+                    node.problems.append(
+                        Problem(
+                            "not-evaluated-variables",
+                            f"substituteFrom {where} of Kustomization {node.id} is made in the cluster ({m.how}): "
+                            "the values it holds are not evaluated",
+                            self._spec_position(node, ("spec", "postBuild", "substituteFrom", i)),
+                            not_evaluated=True,
+                            kustomization=node.id,
+                        )
+                    )
+                for k, v in values.items():
+                    variables[k] = v
+                    origin[k] = f"{where} ({m.how})"
+                continue
             if source is None:
                 node.missing_substitute_from.append(sf)
                 for k, v in self.extra_vars.items():
@@ -542,7 +614,47 @@ class ClusterWalker:
         for k, v in pb.substitute:
             variables[k] = v
             origin[k] = "substitute"
-        if node.missing_substitute_from and not self.extra_vars:
+        for mut in node.mutated_by:
+            if not mut.may_change("postBuild"):
+                continue
+            if not mut.known:
+                open_keys = True
+                node.problems.append(
+                    Problem(
+                        "not-evaluated-admission",
+                        f"{mut.how} may change the spec ({'any field' if mut.fields is None else ', '.join(sorted(mut.fields))}) "
+                        "of the Kustomizations it admits as they are applied: their variables, and every verdict on "
+                        "what it may change, are not evaluated",
+                        mut.location,
+                        not_evaluated=True,
+                    )
+                )
+            # a JSON patch add of /spec/postBuild/substitute/<key>: it replaces a key written there
+            for kind, src_ns, name in mut.sources:
+                found = self._lookup_values(kind, src_ns, name, node.home)
+                if found is None:
+                    open_keys = True
+                    node.problems.append(
+                        Problem(
+                            "not-evaluated-variables",
+                            f"{mut.how} adds the keys of {kind}/{src_ns}/{name} to the variables of the Kustomizations it "
+                            "admits, and nothing in the repository puts that object there: those variables are not evaluated",
+                            mut.location,
+                            not_evaluated=True,
+                        )
+                    )
+                    continue
+                values, how = found
+                if values is None:
+                    open_keys = True
+                    values = {}
+                for k, v in values.items():
+                    variables[k] = v
+                    origin[k] = f"{kind}/{src_ns}/{name} ({mut.how}{', ' + how if how else ''})"
+            for k, v in mut.substitute:
+                variables[k] = v
+                origin[k] = mut.how
+        if (node.missing_substitute_from and not self.extra_vars) or open_keys:
             # a source that only exists in the cluster may define any variable
             variables = OpenVariables(variables)
         for k, v in list(variables.items()):
@@ -551,6 +663,19 @@ class ClusterWalker:
         node.variables = variables
         node.variable_origin = origin
         return variables
+
+    def _lookup_values(self, kind: str, namespace: str, name: str, home: str) -> tuple[dict[str, Any] | None, str] | None:
+        """The variables the object ``kind`` ``namespace``/``name`` of cluster ``home``
+        provides, with what makes it ("" when the repository applies it): None when nothing
+        in the repository puts it there; values None when not even its keys are known."""
+        key = (home, kind, namespace, name)
+        obj = self.index.get(key) or self.prior.get(key)
+        if obj is not None:
+            return _object_values(obj.ref.kind, obj.data), ""
+        made = self.made.find(kind, namespace, name, home) or self.prior_made.find(kind, namespace, name, home)
+        if made:
+            return _made_values(kind, made[0]), made[0].how
+        return None
 
     def _spec_position(self, node: KustomizationNode, path: tuple[Any, ...]) -> Location:
         """Position of a field of a Kustomization's declaration (its document in the repo)."""
@@ -703,6 +828,20 @@ def _object_values(kind: str, data: dict[str, Any]) -> dict[str, Any]:
             else:
                 out[key] = substitution_value(v)
     return out
+
+
+def _made_values(kind: str, made: Made) -> dict[str, Any] | None:
+    """The variables an object the cluster makes provides: a copy of an object of the
+    repository has its values; a maker that says its keys gives them, their values not
+    evaluated; None when not even the keys are known."""
+    src = made.maker
+    if src.ref.group == "" and src.ref.kind == kind:
+        return _object_values(kind, src.data)
+    if made.data is not None:
+        return _object_values(kind, {"data": made.data})
+    if made.keys is None:
+        return None
+    return {k: UNKNOWN for k in made.keys}
 
 
 def substitution_value(v: Any) -> str:

@@ -237,7 +237,23 @@ def test_remote_target_is_judged_the_same(tmp_path):
 def test_a_build_not_evaluated_in_full_is_not_judged(tmp_path):
     files = {
         "clusters/test/apps.yaml": ks("apps", "./apps"),
-        # a NamespaceTransformer plugin config fluxgraph does not run could set the namespace
+        # a PatchTransformer fluxgraph does not run could set the namespace
+        "apps/kustomization.yaml": kfile("cm.yaml") + "transformers:\n  - namespace.yaml\n",
+        "apps/namespace.yaml": (
+            "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: ns\n"
+            "patch: '[{\"op\": \"add\", \"path\": \"/metadata/namespace\", \"value\": \"team\"}]'\n"
+            "target:\n  kind: ConfigMap\n"
+        ),
+        "apps/cm.yaml": cm("s"),
+    }
+    report = analyze(repo(tmp_path, files), enabled={RULE})
+    assert [f for f in report.findings if f.rule == RULE] == []
+    assert report.not_evaluated  # said, not silent
+
+
+def test_a_builtin_namespace_transformer_gives_the_namespace(tmp_path):
+    files = {
+        "clusters/test/apps.yaml": ks("apps", "./apps"),
         "apps/kustomization.yaml": kfile("cm.yaml") + "transformers:\n  - namespace.yaml\n",
         "apps/namespace.yaml": (
             "apiVersion: builtin\nkind: NamespaceTransformer\nmetadata:\n  name: ns\n  namespace: team\n"
@@ -245,5 +261,6 @@ def test_a_build_not_evaluated_in_full_is_not_judged(tmp_path):
         "apps/cm.yaml": cm("s"),
     }
     report = analyze(repo(tmp_path, files), enabled={RULE})
-    assert [f for f in report.findings if f.rule == RULE] == []
-    assert report.not_evaluated  # said, not silent
+    assert report.findings == [] and report.not_evaluated == []
+    [c] = report.repo.clusters
+    assert [o.ref.namespace for o in c.kustomizations["flux-system/apps"].objects] == ["team"]

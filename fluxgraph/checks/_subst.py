@@ -31,6 +31,7 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from fluxgraph import envsubst, flux
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
+from fluxgraph.materialize import MadeIndex
 from fluxgraph.model import Location, as_dict, linked_path, value_at
 from fluxgraph.model import dotted as dotted
 from fluxgraph.model import string_values as strings
@@ -411,23 +412,10 @@ def became_null(tok: Token) -> bool:
 
 # -- substituteFrom producers -------------------------------------------------------------
 
-# Objects that make a Secret of a given name in their own namespace (controllers in the
-# cluster, not Flux): kind -> how the Secret's name is found.
-_SECRET_MAKERS: dict[str, tuple[Path, ...]] = {
-    "ExternalSecret": (("spec", "target", "name"), ("metadata", "name")),
-    "SealedSecret": (("spec", "template", "metadata", "name"), ("metadata", "name")),
-    "OnePasswordItem": (("metadata", "name"),),
-    "VaultStaticSecret": (("spec", "destination", "name"),),
-    "VaultDynamicSecret": (("spec", "destination", "name"),),
-    "VaultPKISecret": (("spec", "destination", "name"),),
-    "InfisicalSecret": (("spec", "managedSecretReference", "secretName"),),
-}
-
-
 @dataclass(frozen=True)
 class Producer:
     obj: AppliedObject
-    how: str  # "" when the object itself is applied, else what creates it
+    how: str  # "" when the object itself is applied, else what creates it (fluxgraph.materialize)
 
     @property
     def owner(self) -> str:
@@ -435,33 +423,27 @@ class Producer:
 
 
 @per_cluster
-def _producer_index(cluster: ClusterModel) -> dict[tuple[str, str, str, str], list[Producer]]:
-    """Every object in the repository that puts a ConfigMap/Secret (or any core object) into a
-    cluster, by (target cluster, kind, namespace, name): built once per cluster model."""
+def _producer_index(cluster: ClusterModel) -> tuple[dict[tuple[str, str, str, str], list[Producer]], MadeIndex]:
+    """Every core object the cluster's Kustomizations apply, by (target cluster, kind,
+    namespace, name), and what the cluster's controllers make of them
+    (``fluxgraph.materialize``): built once per cluster model."""
     index: dict[tuple[str, str, str, str], list[Producer]] = {}
     for obj in cluster.objects():
         ref = obj.ref
         if ref.group == "":
             index.setdefault((ref.target, ref.kind, ref.namespace, ref.name), []).append(Producer(obj, ""))
-        if ref.kind in _SECRET_MAKERS:
-            made_ns = ref.namespace
-            if ref.kind == "InfisicalSecret":
-                ns = value_at(obj.data, ("spec", "managedSecretReference", "secretNamespace"))
-                made_ns = ns if isinstance(ns, str) and ns else made_ns
-            made = next(
-                (v for p in _SECRET_MAKERS[ref.kind] if isinstance(v := value_at(obj.data, p), str) and v),
-                None,
-            )
-            if made is not None:
-                index.setdefault((ref.target, "Secret", made_ns, made), []).append(Producer(obj, f"{ref} creates it"))
-    return index
+    return index, MadeIndex.build(cluster.objects())
 
 
 def producers(cluster: ClusterModel, kind: str, namespace: str, name: str, target: str = "") -> list[Producer]:
     """What in the repository puts ``kind/namespace/name`` into cluster ``target`` (``""``: the
-    cluster being modelled). A Kustomization's substituteFrom reads the cluster it lives in,
-    ``KustomizationNode.home``, whatever its spec.kubeConfig."""
-    return list(_producer_index(cluster).get((target, kind, namespace, name), ()))
+    cluster being modelled): the object itself, or a maker whose controller creates it. A
+    Kustomization's substituteFrom reads the cluster it lives in, ``KustomizationNode.home``,
+    whatever its spec.kubeConfig."""
+    applied, made = _producer_index(cluster)
+    out = list(applied.get((target, kind, namespace, name), ()))
+    out.extend(Producer(m.maker, m.how) for m in made.find(kind, namespace, name, target))
+    return out
 
 
 def substitute_from_path(obj: AppliedObject | None, kind: str, name: str) -> Path:
@@ -493,40 +475,25 @@ def expects_substitution(obj: AppliedObject) -> bool:
 def postbuild_injected(cluster: ClusterModel) -> list[str]:
     """The Kustomizations without postBuild that evidently get one from outside the repository.
 
-    When two or more Kustomizations that declare no postBuild carry objects that expect
-    substitution (see ``expects_substitution``), or a webhook/policy in the repository mutates
-    Flux Kustomizations, the repository evidently gets ``spec.postBuild`` from outside
-    itself (a mutating admission webhook or policy that adds it to Flux Kustomizations in the
-    cluster), which no static reading can see: every Kustomization without postBuild is
-    returned, and the rules that judge "this Kustomization does not substitute" stay silent for
-    them. One such Kustomization alone reads as a forgotten postBuild and is reported."""
+    A Kustomization that admission in the cluster may give ``spec.postBuild``
+    (``KustomizationNode.mutated_by``, ``fluxgraph.admission``) is one. Otherwise, when two or
+    more Kustomizations that declare no postBuild carry objects that expect substitution (see
+    ``expects_substitution``), the repository evidently gets ``spec.postBuild`` from outside
+    itself (a mutating webhook installed in a way no manifest shows), which no static reading
+    can see: every Kustomization without postBuild is returned, and the rules that judge
+    "this Kustomization does not substitute" stay silent for them. One such Kustomization
+    alone reads as a forgotten postBuild and is reported."""
     no_pb = [ks.id for ks in cluster.kustomizations.values() if ks.spec.post_build is None]
-    if any(_mutates_kustomizations(o) for o in cluster.objects()):
-        return no_pb
+    mutated = [k for k in no_pb if any(m.may_change("postBuild") for m in cluster.kustomizations[k].mutated_by)]
     marked = [
         ks.id
         for ks in cluster.kustomizations.values()
         if ks.spec.post_build is None
         and ks.status == "built"
+        and not ks.mutated_by
         and any(expects_substitution(o) for o in ks.objects)
     ]
-    return no_pb if len(marked) >= 2 else []
-
-
-def _mutates_kustomizations(obj: AppliedObject) -> bool:
-    """A webhook or policy in the repository that rewrites Flux Kustomizations' postBuild."""
-    kind = obj.ref.kind
-    if kind == "MutatingWebhookConfiguration":
-        for hook in obj.data.get("webhooks") or []:
-            for rule in as_dict(hook).get("rules") or []:
-                groups = as_dict(rule).get("apiGroups") or []
-                if isinstance(groups, list) and any(g in (flux.KUSTOMIZE_GROUP, "*") for g in groups):
-                    return True
-        return False
-    if kind in ("ClusterPolicy", "Policy", "MutatingAdmissionPolicy"):
-        text = json.dumps(obj.data, default=str)
-        return flux.KUSTOMIZE_GROUP in text and "postBuild" in text
-    return False
+    return no_pb if len(marked) >= 2 else mutated
 
 
 def key_location(obj: AppliedObject, path: Path) -> Location:

@@ -91,8 +91,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         return providers[key]
 
     for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
-        if ks.spec.suspend:
-            continue
+        if ks.spec.suspend or ks.mutation("dependsOn") is not None:
+            continue  # admission may order it (not evaluated, and listed so)
         # group -> the first custom resource of that group this Kustomization applies
         users: dict[str, AppliedObject] = {}
         for obj in sorted(ks.objects, key=lambda o: o.location):

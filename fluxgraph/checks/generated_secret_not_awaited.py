@@ -51,8 +51,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
         pb = ks.spec.post_build
-        if pb is None or ks.spec.suspend:
-            continue
+        if pb is None or ks.spec.suspend or ks.mutation("dependsOn") is not None:
+            continue  # admission may order it (not evaluated, and listed so)
         ns = ks.spec.namespace
         before: dict[str, str] | None = None
         for sf in pb.substitute_from:

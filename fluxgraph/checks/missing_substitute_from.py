@@ -9,15 +9,26 @@ from fluxgraph.checks import CheckContext
 from fluxgraph.checks._namespace import unnamespaced
 from fluxgraph.checks._ownership import ks_object, loc
 from fluxgraph.checks._subst import field_location, producers, substitute_from_path
+from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.findings import RawFinding
 
 ID = "missing-substitute-from"
 
 
+def _unbuilt_could_apply(cluster: ClusterModel, namespace: str, home: str) -> KustomizationNode | None:
+    """A Kustomization of the cluster whose objects are not known (its source is outside the
+    repository, its path is missing, its build fails) and that could apply an object into
+    ``namespace`` of cluster ``home`` (it sets no other targetNamespace): the object may come
+    from it, so its absence is not evaluated (that Kustomization is reported itself)."""
+    for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
+        if ks.status in ("external", "missing-path", "failed") and ks.target == home:
+            if ks.spec.target_namespace in (None, "", namespace):
+                return ks
+    return None
+
+
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
-    if any(ks.status == "external" for ks in cluster.kustomizations.values()):
-        return  # objects from a source outside the repository may provide it
     for ks in cluster.kustomizations.values():
         pb = ks.spec.post_build
         if pb is None:
@@ -27,9 +38,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         for sf in pb.substitute_from:
             if sf.optional:
                 continue
-            ctx.evaluated()
             if producers(cluster, sf.kind, ns, sf.name, ks.home):
+                ctx.evaluated()
                 continue
+            if _unbuilt_could_apply(cluster, ns, ks.home) is not None:
+                continue  # not evaluated: what that Kustomization applies is not known
+            ctx.evaluated()
             stray = unnamespaced(cluster, sf.kind, sf.name, ks.home)
             if stray:
                 # the object is in the repository, without a namespace: point at it

@@ -55,6 +55,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 crds[(obj.ref.target, *key)].setdefault(obj.owner, obj)
 
     for ks in sorted(cluster.kustomizations.values(), key=lambda k: k.id):
+        if ks.mutation("dependsOn") is not None:
+            continue  # admission may order it (not evaluated, and listed so)
         before: set[str] | None = None
         # (what, name) -> first object of this Kustomization that needs it
         needs: dict[tuple[str, str], AppliedObject] = {}

@@ -52,8 +52,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     for ks in cluster.kustomizations.values():
         pb = ks.spec.post_build
-        if pb is None:
-            continue
+        if pb is None or ks.mutation("dependsOn") is not None:
+            continue  # admission may order it (not evaluated, and listed so)
         decl = ks_object(cluster, ks.id)
         ns = ks.spec.namespace
         for sf in pb.substitute_from:

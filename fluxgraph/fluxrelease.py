@@ -1,0 +1,169 @@
+"""Which Flux a cluster runs, read from the repository, and what follows from it.
+
+A repository pins the Flux it runs in one of a few places, each read here from what the
+cluster's own builds read or apply:
+
+* ``flux-system/gotk-components.yaml``, written by ``flux bootstrap``/``flux install --export``:
+  its header ``# Flux Version: v2.3.0``;
+* a flux-operator ``FluxInstance`` (``spec.distribution.version``, e.g. ``2.x``, ``2.7.x``,
+  ``2.9.4``), or the ``instance.distribution.version`` values of a HelmRelease of the
+  flux-instance chart;
+* the ``oci://ghcr.io/fluxcd/flux-manifests`` OCIRepository a Kustomization installs Flux from
+  (``spec.ref.tag``);
+* a kustomization resource ``github.com/fluxcd/flux2/manifests/install?ref=v2.2.3`` or the
+  release's ``install.yaml`` URL.
+
+The controllers' ``--feature-gates`` flag, written in the patches a cluster applies to them,
+overrides a default that depends on the version: ``StrictPostBuildSubstitutions`` is opt-in
+from kustomize-controller v1.3 (Flux 2.3) and on by default from v1.9 (Flux 2.9;
+kustomize-controller ``internal/features/features.go``, "opt-out from v1.9", commit 82f09cb,
+KC#1671).
+
+Not evaluated: a version only the cluster knows (``flux install`` run by hand, a Terraform
+``flux_bootstrap_git`` resource); the latest release is assumed then, and the report says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fluxgraph.model import as_dict, as_list
+
+if TYPE_CHECKING:
+    from fluxgraph.cluster import ClusterModel
+    from fluxgraph.kustomize.build import FileCache
+
+LATEST = (2, 9)  # the newest Flux release fluxgraph models
+STRICT_FROM = (2, 9)  # StrictPostBuildSubstitutions on by default (kustomize-controller v1.9)
+
+_HEADER = re.compile(rb"^# Flux Version: v?(\d+\.\d+(?:\.\d+)?)", re.M)
+_INSTALL = re.compile(r"fluxcd/flux2/(?:manifests/install\?ref=|releases/download/)v?(\d+\.\d+(?:\.\d+)?)")
+_GATE = re.compile(r"--feature-gates=\S*?StrictPostBuildSubstitutions=(true|false)", re.I)
+_VERSION = re.compile(r"^[v=~^>< ]*(\d+)(?:\.(\d+|x|\*))?")
+
+
+@dataclass(frozen=True)
+class FluxRelease:
+    """The Flux a cluster runs: ``version`` as written (``None``: not found, the latest is
+    assumed), ``where`` it was read, and the ``StrictPostBuildSubstitutions`` feature gate
+    where the cluster sets it (``strict_gate``, ``gate_where``)."""
+
+    version: str | None = None
+    where: str = ""
+    strict_gate: bool | None = None
+    gate_where: str = ""
+
+    @property
+    def minor(self) -> tuple[int, int]:
+        """(major, minor) of the version; ``2.x`` and an unknown version are the latest."""
+        return parse_minor(self.version) if self.version else LATEST
+
+    @property
+    def strict(self) -> bool:
+        """Whether kustomize-controller fails a build on an unset variable."""
+        if self.strict_gate is not None:
+            return self.strict_gate
+        return self.minor >= STRICT_FROM
+
+    def describe(self) -> str:
+        what = f"Flux {self.version} ({self.where})" if self.version else f"Flux {LATEST[0]}.{LATEST[1]} (assumed: no version in the repository)"
+        if self.strict_gate is not None:
+            what += f", StrictPostBuildSubstitutions={str(self.strict_gate).lower()} ({self.gate_where})"
+        return what
+
+
+def parse_minor(version: str) -> tuple[int, int]:
+    """(major, minor) of a version or version range as the repository writes it: ``v2.3.0``,
+    ``2.7.x``, ``2.x`` (the latest minor of that major)."""
+    m = _VERSION.match(version.strip())
+    if not m:
+        return LATEST
+    major = int(m.group(1))
+    minor = m.group(2)
+    if minor is None or not minor.isdigit():
+        return LATEST if major == LATEST[0] else (major, 99)
+    return major, int(minor)
+
+
+def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
+    """The Flux the cluster ``model`` runs, from the files its builds read and the objects
+    they apply (the first pin found, in the order of the module's list)."""
+    files = sorted({f for ks in model.kustomizations.values() for f in ks.files})
+    version, where = None, ""
+    for f in files:
+        if f.endswith("gotk-components.yaml"):
+            try:
+                head = cache.read_bytes(f)[:4096]
+            except OSError:
+                continue
+            hm = _HEADER.search(head)
+            if hm:
+                version, where = hm.group(1).decode(), f"{f}: # Flux Version"
+                break
+    gate: bool | None = None
+    gate_where = ""
+    for obj in model.objects():
+        ref, data = obj.ref, obj.data
+        spec = as_dict(data.get("spec"))
+        found: str | None = None
+        if version is None:
+            if ref.kind == "FluxInstance":
+                found = _str(as_dict(spec.get("distribution")).get("version"))
+            elif ref.kind == "HelmRelease":
+                found = _str(as_dict(as_dict(as_dict(spec.get("values")).get("instance")).get("distribution")).get("version"))
+            elif ref.kind == "OCIRepository" and str(spec.get("url", "")).rstrip("/").endswith("fluxcd/flux-manifests"):
+                found = _str(as_dict(spec.get("ref")).get("tag"))
+            if found:
+                version, where = found.lstrip("v"), f"{obj.location.file}: {ref.kind} {ref.name}"
+        if gate is None and ref.kind in ("FluxInstance", "HelmRelease", "Kustomization", "Deployment"):
+            m = _GATE.search(_flat(data))
+            if m:
+                gate, gate_where = m.group(1).lower() == "true", f"{obj.location.file}: {ref.kind} {ref.name}"
+    if version is None:
+        for f in files:
+            if not f.endswith(("kustomization.yaml", "kustomization.yml", "Kustomization")):
+                continue
+            docs, _ = cache.documents(f)
+            k = as_dict(docs[0].data) if docs else {}
+            for e in as_list(k.get("resources")):
+                m = _INSTALL.search(e) if isinstance(e, str) else None
+                if m:
+                    version, where = m.group(1), f"{f}: {e}"
+                    break
+            if version is not None:
+                break
+    if gate is None:
+        for f in files:
+            if f.endswith(("kustomization.yaml", "kustomization.yml", "Kustomization")):
+                try:
+                    text = cache.read_bytes(f).decode("utf-8", "replace")
+                except OSError:
+                    continue
+                m = _GATE.search(text)
+                if m:
+                    gate, gate_where = m.group(1).lower() == "true", f
+                    break
+    return FluxRelease(version, where, gate, gate_where)
+
+
+def _str(v: Any) -> str | None:
+    return str(v) if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v) else None
+
+
+def _flat(data: Any, limit: int = 200_000) -> str:
+    """The strings of ``data`` joined, for a pattern search over an object (bounded)."""
+    out: list[str] = []
+    stack = [data]
+    size = 0
+    while stack and size < limit:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+            size += len(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return "\n".join(out)

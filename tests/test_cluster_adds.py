@@ -1,0 +1,229 @@
+"""What the cluster adds to what the repository declares (issue 21, part 1):
+fixtures/repos/cluster-adds/<case>, each with a README. Objects that operators materialise
+(fluxgraph.materialize), admission that mutates Flux objects (fluxgraph.admission), inputs
+that are not local files."""
+
+from __future__ import annotations
+
+import pytest
+
+import fluxgraph
+from fluxgraph.admission import KUSTOMIZATIONS, mutators, releases
+from fluxgraph.envsubst import UNKNOWN
+from fluxgraph.engine import analyze
+from fluxgraph.materialize import MadeIndex, Namespaces, selector_matches
+
+from .conftest import FIXTURES
+
+ADDS = FIXTURES / "repos" / "cluster-adds"
+
+
+def _ks(repo, ks_id):
+    [c] = repo.clusters
+    return c, c.kustomizations[ks_id]
+
+
+# -- objects the cluster's controllers make -----------------------------------------------
+
+
+def test_what_the_makers_make_is_found_and_its_values_are_not_evaluated():
+    report = analyze(ADDS / "materialized")
+    assert report.findings == []
+    made = {p.message.split(" of Kustomization ")[0].removeprefix("substituteFrom ") for p in report.not_evaluated}
+    assert made == {
+        "Secret/flux-system/db-secrets",
+        "Secret/flux-system/smtp",
+        "Secret/flux-system/app-db-app",
+        "Secret/web/cluster-secrets",
+        "Secret/web/registry-credentials",
+    }
+    c, db = _ks(report.repo, "flux-system/db")
+    # the ExternalSecret's template says its keys; the values come from the store
+    assert db.variables["DB_PASSWORD"] is UNKNOWN and "ExternalSecret flux-system/db-credentials" in db.variable_origin["DB_PASSWORD"]
+    _, web = _ks(report.repo, "web/web")
+    # a reflector copy of a ConfigMap of the repository has its values
+    assert web.variables["REGION"] == "eu-west"
+
+
+def test_makers_that_make_nothing_there_leave_the_finding():
+    report = analyze(ADDS / "materialized-bad")
+    assert sorted((f.rule, f.kustomization) for f in report.findings) == [
+        ("missing-substitute-from", "flux-system/merged"),  # creationPolicy: Merge
+        ("missing-substitute-from", "flux-system/vault"),  # VSO without destination.create
+        ("missing-substitute-from", "isolated/isolated"),  # the ClusterExternalSecret skips it
+    ]
+
+
+def test_the_maker_table_reads_each_maker():
+    report = analyze(ADDS / "materialized")
+    [c] = report.repo.clusters
+    index = MadeIndex.build(c.objects())
+    how = {name: [m.how for m in index.find("Secret", ns, name)] for ns, name in [
+        ("flux-system", "db-secrets"), ("flux-system", "smtp"), ("flux-system", "wildcard-tls"),
+        ("web", "wildcard-tls"), ("flux-system", "app-db-app"), ("flux-system", "app-db-superuser"),
+        ("web", "cluster-secrets"), ("default", "cluster-secrets"), ("web", "registry-credentials"),
+    ]}
+    assert how["db-secrets"] == ["ExternalSecret flux-system/db-credentials creates it"]
+    assert how["smtp"] == ["SealedSecret flux-system/smtp creates it"]
+    # cert-manager's Secret, and the copy reflector makes of it in web (secretTemplate annotations)
+    assert index.find("Secret", "flux-system", "wildcard-tls")[0].keys == frozenset({"tls.crt", "tls.key", "ca.crt"})
+    assert [m.source for m in index.find("Secret", "web", "wildcard-tls")] == ["reflector / replicator / kubed annotations"]
+    assert index.find("Secret", "default", "wildcard-tls") == []
+    # CloudNativePG: -app by default, -superuser only with enableSuperuserAccess
+    assert how["app-db-app"] and how["app-db-superuser"] == []
+    # the ClusterExternalSecret selects every namespace without the opt-out label
+    assert how["cluster-secrets"]
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "selected"),
+    [
+        ({}, {}, True),
+        ({"matchLabels": {"team": "a"}}, {"team": "a"}, True),
+        ({"matchLabels": {"team": "a"}}, {"team": "b"}, False),
+        ({"matchExpressions": [{"key": "off", "operator": "NotIn", "values": ["true"]}]}, {}, True),
+        ({"matchExpressions": [{"key": "off", "operator": "NotIn", "values": ["true"]}]}, {"off": "true"}, False),
+        ({"matchExpressions": [{"key": "x", "operator": "Exists"}]}, {}, False),
+        ({"matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]}, {}, True),
+        ({"matchExpressions": [{"key": "x", "operator": "Gt", "values": ["1"]}]}, {"x": "2"}, False),
+    ],
+)
+def test_label_selectors(selector, labels, selected):
+    assert selector_matches(selector, labels) is selected
+
+
+def test_namespaces_by_name_label_and_pattern():
+    assert Namespaces(selectors=({"matchLabels": {"kubernetes.io/metadata.name": "web"}},)).contains("web", None)
+    assert Namespaces(patterns=("app-.*",)).contains("app-1", None) and not Namespaces(patterns=("app-.*",)).contains("xapp-1", None)
+    assert not Namespaces(patterns=("[",)).contains("x", None)  # a pattern the controller could not use selects nothing
+
+
+# -- admission that mutates Flux objects ----------------------------------------------------
+
+
+def test_a_substitution_webhook_whose_values_say_what_it_injects():
+    repo = fluxgraph.load(ADDS / "admission-known")
+    c, web = _ks(repo, "web/web")
+    [m] = c.mutators
+    assert m.known and m.sources == (("ConfigMap", "flux-system", "cluster-config"),)
+    assert not m.admits(KUSTOMIZATIONS, "flux-system", None)  # its default namespaceSelector
+    assert web.variables["DOMAIN"] == "example.com"
+    assert [o.data["data"]["host"] for o in web.objects] == ["web.example.com"]
+    assert analyze(ADDS / "admission-known").findings == []
+
+
+def test_a_webhook_that_may_change_kustomizations_leaves_their_variables_not_evaluated():
+    report = analyze(ADDS / "admission-unknown")
+    assert report.findings == []
+    [p] = report.not_evaluated
+    assert p.code == "not-evaluated-admission" and p.location.file == "clusters/prod/webhook.yaml"
+    assert "MutatingWebhookConfiguration flux-defaults (webhook kustomizations.flux-defaults.example.com)" in p.message
+    _, web = _ks(report.repo, "flux-system/web")
+    assert web.mutation("dependsOn") is not None  # any field: ordering verdicts are not evaluated either
+
+
+def test_a_webhook_for_other_resources_changes_nothing():
+    report = analyze(ADDS / "admission-unknown-bad")
+    assert [(f.rule, f.severity.value) for f in report.findings] == [("undefined-substitution-variable", "error")]
+    [c] = report.repo.clusters
+    assert mutators(c.objects(), releases(c)) == []
+
+
+# -- inputs that are not local files ---------------------------------------------------------
+
+
+def test_a_remote_generator_input_is_not_evaluated_and_fails_nothing():
+    report = analyze(ADDS / "remote-input")
+    assert report.findings == []
+    assert [p.code for p in report.not_evaluated] == ["not-evaluated-remote"]
+    bad = analyze(ADDS / "remote-input-bad")
+    assert [f.rule for f in bad.findings] == ["kustomize-build-error"]
+
+
+KYVERNO = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: flux-defaults
+spec:
+  rules:
+    - name: cluster-name
+      match:
+        any:
+          - resources:
+              kinds: [kustomize.toolkit.fluxcd.io/v1/Kustomization]
+      mutate:
+        patchStrategicMerge:
+          spec:
+            postBuild:
+              substitute:
+                CLUSTER_NAME: prod
+    - name: ordering
+      match:
+        any:
+          - resources:
+              kinds: [Kustomization]
+      mutate:
+        patchesJson6902: |-
+          - op: add
+            path: /spec/dependsOn
+            value: [{name: infra}]
+"""
+GATEKEEPER = """\
+apiVersion: mutations.gatekeeper.sh/v1
+kind: Assign
+metadata:
+  name: timeout
+spec:
+  applyTo:
+    - groups: [helm.toolkit.fluxcd.io]
+      kinds: [HelmRelease]
+      versions: [v2]
+  location: spec.timeout
+  parameters:
+    assign:
+      value: 10m
+"""
+MAP = """\
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: add-labels
+spec:
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [kustomize.toolkit.fluxcd.io]
+        apiVersions: ["*"]
+        operations: [CREATE]
+        resources: [kustomizations]
+  mutations:
+    - patchType: ApplyConfiguration
+      applyConfiguration:
+        expression: "Object{spec: Object.spec{commonMetadata: Object.spec.commonMetadata{labels: {'a': 'b'}}}}"
+"""
+
+
+def test_policies_that_mutate_flux_objects_and_the_fields_they_change(tmp_path):
+    from .conftest import flux_ks, gotk_sync, write_tree
+
+    write_tree(
+        tmp_path,
+        {
+            "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+            "clusters/prod/policies.yaml": KYVERNO + "---\n" + GATEKEEPER + "---\n" + MAP,
+            "clusters/prod/apps.yaml": flux_ks("web", "./apps", "postBuild:\n  substitute:\n    APP: web\n"),
+            "apps/kustomization.yaml": "resources: [cm.yaml]\n",
+            "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: default}\ndata: {c: '${CLUSTER_NAME}'}\n",
+        },
+    )
+    repo = fluxgraph.load(tmp_path)
+    c, web = _ks(repo, "flux-system/web")
+    by_how = {m.how: m for m in c.mutators}
+    literal = by_how["Kyverno ClusterPolicy flux-defaults (rule cluster-name)"]
+    assert literal.fields == frozenset({"postBuild"}) and literal.substitute == (("CLUSTER_NAME", "prod"),)
+    assert by_how["Kyverno ClusterPolicy flux-defaults (rule ordering)"].fields == frozenset({"dependsOn"})
+    assert by_how["Gatekeeper Assign timeout"].resources == frozenset({"helmreleases"})
+    assert by_how["MutatingAdmissionPolicy add-labels"].fields == frozenset({"commonMetadata"})
+    # the literal variable is substituted; dependsOn is not known
+    assert [o.data["data"]["c"] for o in web.objects] == ["prod"]
+    assert web.mutation("dependsOn") is not None and web.mutation("postBuild") is None
