@@ -154,6 +154,45 @@ def test_shared_namespace_reported_and_protection_is_case_insensitive(tmp_path):
         assert findings(repo(d, _shared(meta)), "prunable-shared-namespace") == [], meta
 
 
+PROTECTED = "annotations:\n  kustomize.toolkit.fluxcd.io/prune: disabled"
+
+
+def test_a_shared_namespace_is_a_warning_where_the_repository_protects_its_others(tmp_path):
+    """The repository's convention: a Namespace that lacks the protection the cluster gives
+    most of its other Namespaces is a warning; where the repository protects few of them,
+    unprotected Namespaces are its own choice, and the finding is advice."""
+    files = _shared()
+    [f] = findings(repo(tmp_path / "alone", files), "prunable-shared-namespace")
+    assert f.severity.value == "warning" and "other Namespaces" not in f.message  # no convention to go by
+    files["infra/kustomization.yaml"] = kfile("ns.yaml", "others.yaml")
+    files["infra/others.yaml"] = ns("storage", PROTECTED) + "---\n" + ns("media", PROTECTED) + "---\n" + ns("games")
+    [f] = findings(repo(tmp_path / "most", files), "prunable-shared-namespace")
+    assert f.severity.value == "warning" and "the cluster protects 2 of its 3 other Namespaces with prune: disabled" in f.message
+    files["infra/others.yaml"] = ns("storage", PROTECTED) + "---\n" + ns("media") + "---\n" + ns("games")
+    [f] = findings(repo(tmp_path / "few", files), "prunable-shared-namespace")
+    assert f.severity.value == "info" and "the cluster protects 1 of its 3 other Namespaces this way" in f.message
+
+
+def test_a_namespace_whose_users_live_in_its_folder_moves_with_them(tmp_path):
+    """The homelab layout: apps/media/ lists its namespace.yaml and the ks.yaml of every
+    Kustomization that uses it; moving or removing the folder takes them all together."""
+    files = {
+        "clusters/test/apps.yaml": ks("apps", "./apps"),
+        "clusters/test/others.yaml": ks("others", "./others"),
+        "others/kustomization.yaml": kfile("ns.yaml"),
+        "others/ns.yaml": ns("storage", PROTECTED) + "---\n" + ns("games", PROTECTED),
+        "apps/kustomization.yaml": kfile("media"),
+        "apps/media/kustomization.yaml": kfile("namespace.yaml", "sonarr/ks.yaml"),
+        "apps/media/namespace.yaml": ns("media"),
+        "apps/media/sonarr/ks.yaml": ks("sonarr", "./apps/media/sonarr/app"),
+        "apps/media/sonarr/app/kustomization.yaml": kfile("cm.yaml"),
+        "apps/media/sonarr/app/cm.yaml": cm("sonarr", "media"),
+    }
+    [f] = findings(repo(tmp_path, files), "prunable-shared-namespace")
+    assert f.severity.value == "info"
+    assert "everything that uses it is declared under apps/media/, which holds the declaration too" in f.message
+
+
 def test_prune_false_declarer_is_not_reported(tmp_path):
     files = _shared()
     files["clusters/test/infra.yaml"] = ks("infra", "./infra").replace("prune: true", "prune: false")

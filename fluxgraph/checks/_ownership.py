@@ -306,6 +306,12 @@ class SharedNamespace:
     system: bool
     # set when the hazard rests only on objects of kinds fluxgraph does not know being namespaced
     guess: str = ""
+    # the folder of the declaration (that of the kustomization file listing it) when every user
+    # is declared inside it: moving that folder moves them together
+    together: str | None = None
+    # the repository's convention: how many of the cluster's other Namespace declarations carry
+    # a prune protection, of how many
+    protected_others: tuple[int, int] = (0, 0)
 
 
 @per_cluster
@@ -316,7 +322,14 @@ def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int
     out: list[SharedNamespace] = []
     looked = 0
     renamed = {id(r.obj) for r in renamed_namespaces(cluster)[0]}
-    for use in namespace_uses(cluster).values():
+    uses = namespace_uses(cluster)
+    flux_ns = cluster.root_id.partition("/")[0]
+    declared = [  # the namespace Flux runs in is flux bootstrap's, never annotated: no convention
+        (use.name, use.target, any(gc_protection(d) is not None for d in use.declarations))
+        for use in uses.values()
+        if use.declarations and use.name not in IMMORTAL_NAMESPACES and not (use.name == flux_ns and use.target == "")
+    ]
+    for use in uses.values():
         if len(use.declarers) != 1:
             continue  # none, or several (object-applied-twice)
         looked += 1
@@ -339,10 +352,13 @@ def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int
                 c = component(owner, o)
                 if c is not None and c != mine and not _within(c, mine):
                     comps[c].append(o)
-        flux_ns = cluster.root_id.partition("/")[0]
         system = use.name in SYSTEM_NAMESPACES or (use.name == flux_ns and use.target == "")
         if others or helm or unbuilt or comps or system:
             sh = SharedNamespace(use, decl, owner, others, helm, unbuilt, dict(comps), system)
+            if not system:
+                sh.together = _folder_holding(cluster, decl, others, helm, unbuilt, comps)
+            rest = [p for n, t, p in declared if (n, t) != (use.name, use.target)]
+            sh.protected_others = (sum(rest), len(rest))
             if not (helm or unbuilt or system):
                 guessed = guessed_only(cluster, [o for objs in (*others.values(), *comps.values()) for o in objs])
                 if guessed is not None:
@@ -353,6 +369,42 @@ def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int
 
 def _within(path: str, base: str) -> bool:
     return base == "" or path == base or path.startswith(base + "/")
+
+
+def _folder_holding(
+    cluster: ClusterModel,
+    decl: AppliedObject,
+    others: dict[str, list[AppliedObject]],
+    helm: dict[str, list[str]],
+    unbuilt: list[str],
+    comps: dict[str, list[AppliedObject]],
+) -> str | None:
+    """The folder of a Namespace's declaration (that of the kustomization file that lists it)
+    when everything that uses the Namespace is declared inside it: the other Kustomizations'
+    declarations and the folders they build, the HelmReleases that install into it, the other
+    components. Moving or removing that folder then moves or removes the users with it, which
+    is not the hazard of a Namespace that other folders rely on."""
+    home = decl.resource.origin.home
+    folder = posixpath.dirname(home if home and not home.endswith("<generated>") else decl.location.file)
+    if not folder:
+        return None  # the repository root holds everything
+    paths: list[str] = []
+    for ks_id in [*others, *helm, *unbuilt]:
+        node = cluster.kustomizations.get(ks_id)
+        if node is None:
+            return None
+        if node.declared_at is not None:
+            paths.append(node.declared_at.file)
+        if node.build_dir is not None:
+            paths.append(node.build_dir)
+    for ks_id, hrs in helm.items():
+        for hr_id in hrs:
+            hr = cluster.helm_releases.get(hr_id)
+            if hr is not None:
+                paths.append(hr.obj.location.file)
+    # another component's objects join the build of the kustomization that includes it
+    paths.extend(o.resource.origin.home or o.location.file for objs in comps.values() for o in objs)
+    return folder if paths and all(_within(p, folder) for p in paths) else None
 
 
 @dataclass

@@ -38,6 +38,15 @@ def _who(sh: SharedNamespace) -> str:
     return "; ".join(parts)
 
 
+def unprotected_by_convention(protected: int, others: int) -> bool:
+    """Whether the repository's own convention is to leave its Namespaces unprotected: fewer
+    than half of the cluster's other Namespace declarations carry a protection (with no other
+    Namespace there is no convention to go by). Measured on the corpora, the unprotected shared
+    Namespaces maintainers act on are the ones that lack what the same repository gives its
+    others (docs/precision.md)."""
+    return others > 0 and 2 * protected < others
+
+
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     found, looked = shared_namespaces(ctx.cluster)
     ctx.evaluated(looked)
@@ -59,6 +68,18 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         else:
             tail = "; removing or moving that declaration, or deleting the Kustomization, deletes the Namespace and everything in it"
             sev = None
+        protected, others = sh.protected_others
+        if sev is None and sh.together is not None:
+            sev = Severity.INFO  # the users live in the declaration's folder: they move together
+            tail += (
+                f"; everything that uses it is declared under {sh.together}/, which holds the declaration too, so "
+                "moving or removing that folder takes them with it"
+            )
+        elif sev is None and not sh.system and unprotected_by_convention(protected, others):
+            sev = Severity.INFO  # the repository does not protect its Namespaces: its own choice
+            tail += f"; the cluster protects {protected} of its {others} other Namespaces this way"
+        elif sev is None and protected:
+            tail += f"; the cluster protects {protected} of its {others} other Namespaces with prune: disabled"
         if who:
             tail += f"; it also holds {who}"
         elif sh.system:

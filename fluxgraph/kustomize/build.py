@@ -382,8 +382,12 @@ class Builder:
             before = {id(r) for r in resources}
             resources = self._build_kustomization(cdir, ckfile, ck, ctx, is_component=True, acc=resources)
             for r in resources:  # what the component brought joins this kustomization's build
-                if id(r) not in before and r.origin.home == ckfile:
+                if id(r) in before:
+                    continue
+                if r.origin.home == ckfile:
                     r.origin = replace(r.origin, home=kfile)
+                else:  # from a directory the component lists: entered through this kustomization
+                    r.origin = replace(r.origin, via=(kfile, *r.origin.via))
 
         # 3. configurations (nameReference specs) are collected for the back-reference fix
         cfgs = k.get("configurations") or []
