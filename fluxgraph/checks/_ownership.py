@@ -397,7 +397,7 @@ def _folder_holding(
             paths.append(node.declared_at.file)
         if node.build_dir is not None:
             paths.append(node.build_dir)
-    for ks_id, hrs in helm.items():
+    for hrs in helm.values():
         for hr_id in hrs:
             hr = cluster.helm_releases.get(hr_id)
             if hr is not None:

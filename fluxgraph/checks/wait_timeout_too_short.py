@@ -4,7 +4,7 @@ HelmRelease may take (see rules/wait-timeout-too-short.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from fluxgraph.checks import CheckContext
@@ -16,7 +16,7 @@ from fluxgraph.checks._ordering import (
     ks_location,
 )
 from fluxgraph.cluster import HelmReleaseNode
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import RawFinding
 from fluxgraph.flux import parse_duration
 from fluxgraph.model import as_dict
 
@@ -151,6 +151,4 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             ),
             cause_subject=f"{ks.parent} patches timeout {duration(timeout)}",
         )
-        # a single attempt fits: only a failed attempt followed by a remediation retry trips it
-        single_fits = all(timeout >= s[3].attempt for s in short)
-        yield replace(raw, severity=Severity.INFO) if single_fits else raw
+        yield raw
