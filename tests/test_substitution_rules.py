@@ -349,6 +349,61 @@ def test_literal_double_dollar(tmp_path):
     assert f.rule == "unintended-substitution" and f.severity is Severity.WARNING and f.location.line == 7
 
 
+def test_escaped_shell_specials_are_rendered_as_meant(tmp_path):
+    """``$$*``, ``$$@``, ``$$?``, ``$$#``, ``$$!``, ``$$-`` and ``$$'...'``: Flux halves them to
+    the shell's ``$*``, ``$@``, ... and ANSI-C quoting, which is what their author wrote them for;
+    a PID ``$$`` is still reported."""
+    script = """\
+        set -- "$$@"
+        echo "args: $$* ($$#)" ; false || echo "status $$?"
+        sleep 1 & echo "bg $$!" "flags $$-"
+        IFS=$$'\\n' read -r line
+        echo $$ > /tmp/pid
+        """
+    r = repo(tmp_path, {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/deploy.yaml": script_deployment(script)})
+    [f] = findings(r)
+    assert f.rule == "unintended-substitution" and "echo $$ > /tmp/pid" in f.message
+
+
+def _two_clusters(tmp_path: Path, script: str, lab_vars: str, prod_vars: str) -> Path:
+    """apps/ built by clusters/lab and clusters/prod, each substituting its own variables."""
+    files = {
+        "clusters/lab/apps.yaml": ks("apps", "apps", lab_vars),
+        "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod", "lab"),
+        "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
+        "clusters/prod/apps.yaml": ks("apps", "apps", prod_vars),
+        "apps/deploy.yaml": script_deployment(script),
+    }
+    return repo(tmp_path, files)
+
+
+def test_a_default_in_a_script_is_templating_where_another_build_defines_it(tmp_path):
+    """``${GREETING:-hello}`` in a script two clusters build: prod defines GREETING, so the
+    expression is a template with a default, and lab's rendering of the default is meant."""
+    script = 'echo "${GREETING:-hello}"\n'
+    r = _two_clusters(tmp_path / "templated", script, SUBSTITUTE, "postBuild:\n  substitute:\n    GREETING: hi\n")
+    assert findings(r) == []
+    # nobody defines it: the shell's own variable, emptied at build time
+    r = _two_clusters(tmp_path / "shell", script, SUBSTITUTE, SUBSTITUTE)
+    assert {f.rule for f in findings(r)} == {"unescaped-shell-variable"}
+
+
+def test_a_default_in_a_script_is_the_shells_where_the_container_env_gives_it(tmp_path):
+    script = 'echo "${GREETING:-hello}"\n'
+    deploy = script_deployment(script).replace(
+        "          image: example/app:1.0\n", "          image: example/app:1.0\n          env:\n            - name: GREETING\n              value: hey\n"
+    )
+    files = {
+        "clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE),
+        "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod", "lab"),
+        "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
+        "clusters/prod/apps.yaml": ks("apps", "apps", "postBuild:\n  substitute:\n    GREETING: hi\n"),
+        "apps/deploy.yaml": deploy,
+    }
+    fs = findings(repo(tmp_path, files))
+    assert [(f.rule, f.cluster) for f in fs] == [("unescaped-shell-variable", "clusters/lab")]
+
+
 # -- foreign text ----------------------------------------------------------------------
 
 

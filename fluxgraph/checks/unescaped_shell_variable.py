@@ -5,12 +5,60 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._subst import provided, quote, render_expr, render_line, tokens
+from fluxgraph.checks._subst import Token, provided, quote, render_expr, render_line, tokens
 from fluxgraph.findings import RawFinding
+from fluxgraph.model import as_dict, as_list, as_str
 
 ID = "unescaped-shell-variable"
+
+
+def _container_env(data: dict[str, Any], path: tuple[Any, ...]) -> tuple[set[str], bool] | None:
+    """The variables the container holding ``path`` gets from ``env`` (names) and whether it
+    has ``envFrom`` (any name), or None when the path is not in a container."""
+    node: Any = data
+    container: dict[str, Any] | None = None
+    for i, step in enumerate(path):
+        if isinstance(node, dict):
+            node = node.get(step)
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        else:
+            return None
+        if i >= 1 and path[i - 1] in ("containers", "initContainers", "ephemeralContainers") and isinstance(node, dict):
+            container = node
+    if container is None:
+        return None
+    names = {as_str(as_dict(e).get("name")) for e in as_list(container.get("env"))}
+    return names - {""}, bool(as_list(container.get("envFrom")))
+
+
+def _templated_elsewhere(ctx: CheckContext, file: str, name: str) -> bool:
+    """Whether a Kustomization that builds ``file``, in any cluster of the repository, defines
+    (or may define) the variable ``name``: the file is then a template with defaults."""
+    for c in ctx.repo.clusters:
+        for ks in c.kustomizations.values():
+            if not ks.substituted or provided(ks, name) is False:
+                continue
+            if any(o.location.file == file for o in ks.objects):
+                return True
+    return False
+
+
+def is_shell_variable(ctx: CheckContext, tok: Token) -> bool:
+    """A ``${VAR}`` without a default in a script is the shell's. One with a default
+    (``${VAR:-x}``) is the shell's only where the evidence says so: the container's ``env``
+    gives it ``VAR`` (or ``envFrom`` may), or no Kustomization that builds the file, in any
+    cluster, defines ``VAR``; otherwise it is templating with a default (measured on the wide
+    corpus, docs/precision.md)."""
+    if not tok.ref.has_default:
+        return True
+    env = _container_env(tok.obj.pre_substitution, tok.path)
+    if env is not None and (tok.ref.name in env[0] or env[1]):
+        return True
+    return not _templated_elsewhere(ctx, tok.obj.location.file, tok.ref.name)
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -21,6 +69,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         ctx.evaluated()
         if provided(tok.ks, tok.ref.name) is not False:
             continue  # a variable of the Kustomization (templated on purpose), or not known
+        if not is_shell_variable(ctx, tok):
+            continue  # a template's default: another build of the file defines the variable
         r = render_expr(tok, strict)
         if r.error is not None:
             effect = f"its build fails under strict substitution ({r.error.message})"

@@ -29,8 +29,11 @@ ID = "unintended-substitution"
 # Exactly two "$" that Flux halves (``$$`` -> ``$``) where the author evidently meant them
 # literally: followed by the end of the text, a blank, or punctuation (a shell's PID ``$$``, a
 # literal "$$"). ``$${`` is Flux's documented escape, ``$$$$`` the escaped form of ``$$``;
-# ``$$name``, ``$$(``, ``$$1`` read as deliberate over-escaping of ``$name``/``$(...)``/``$1``.
-_LITERAL_DOLLARS = re.compile(r"(?<!\$)\$\$(?=$|[\s\"'/.,;:)|&<>\]\-+=*!?@#%^~`])")
+# ``$$name``, ``$$(``, ``$$1`` read as deliberate over-escaping of ``$name``/``$(...)``/``$1``,
+# and so do ``$$*``, ``$$@``, ``$$?``, ``$$#``, ``$$!``, ``$$-`` and ``$$'...'``: escapes of the
+# shell's ``$*``, ``$@``, ``$?``, ``$#``, ``$!``, ``$-`` and ANSI-C quoting, which Flux renders
+# as their author meant.
+_LITERAL_DOLLARS = re.compile(r"(?<!\$)\$\$(?=$|[\s\"/.,;:)|&<>\]+=%^~`])")
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
