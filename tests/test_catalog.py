@@ -57,3 +57,24 @@ def test_no_stray_fixture_dirs():
 
 def test_catalog_dir_is_the_rules_folder():
     assert (catalog_dir() / f"{next(iter(CATALOG))}.md").exists()
+
+
+# the rules whose verdicts rest on what exists in the cluster or on the fields of Flux objects
+# say what the cluster may add and how fluxgraph treats it (issue 21)
+CLUSTER_ADDS = (
+    "missing-substitute-from",
+    "substitute-from-race",
+    "generated-secret-not-awaited",
+    "undefined-substitution-variable",
+    "unsubstituted-flux-variable",
+    "unescaped-shell-variable",
+    "namespace-not-specified",
+    "escape-without-substitution",
+    "kustomize-build-error",
+)
+
+
+def test_rules_that_rest_on_the_cluster_say_what_it_may_add():
+    catalog = load_catalog()
+    missing = [r for r in CLUSTER_ADDS if not catalog[r].section("What the cluster may add")]
+    assert missing == []
