@@ -102,25 +102,19 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
             if hm:
                 version, where = hm.group(1).decode(), f"{f}: # Flux Version"
                 break
-    gate: bool | None = None
-    gate_where = ""
-    for obj in model.objects():
-        ref, data = obj.ref, obj.data
-        spec = as_dict(data.get("spec"))
+    for obj in model.objects() if version is None else ():
+        ref = obj.ref
+        spec = as_dict(obj.data.get("spec"))
         found: str | None = None
-        if version is None:
-            if ref.kind == "FluxInstance":
-                found = _str(as_dict(spec.get("distribution")).get("version"))
-            elif ref.kind == "HelmRelease":
-                found = _str(as_dict(as_dict(as_dict(spec.get("values")).get("instance")).get("distribution")).get("version"))
-            elif ref.kind == "OCIRepository" and str(spec.get("url", "")).rstrip("/").endswith("fluxcd/flux-manifests"):
-                found = _str(as_dict(spec.get("ref")).get("tag"))
-            if found:
-                version, where = found.lstrip("v"), f"{obj.location.file}: {ref.kind} {ref.name}"
-        if gate is None and ref.kind in ("FluxInstance", "HelmRelease", "Kustomization", "Deployment"):
-            m = _GATE.search(_flat(data))
-            if m:
-                gate, gate_where = m.group(1).lower() == "true", f"{obj.location.file}: {ref.kind} {ref.name}"
+        if ref.kind == "FluxInstance":
+            found = _str(as_dict(spec.get("distribution")).get("version"))
+        elif ref.kind == "HelmRelease":
+            found = _str(as_dict(as_dict(as_dict(spec.get("values")).get("instance")).get("distribution")).get("version"))
+        elif ref.kind == "OCIRepository" and str(spec.get("url", "")).rstrip("/").endswith("fluxcd/flux-manifests"):
+            found = _str(as_dict(spec.get("ref")).get("tag"))
+        if found:
+            version, where = found.lstrip("v"), f"{obj.location.file}: {ref.kind} {ref.name}"
+            break
     if version is None:
         for f in files:
             if not f.endswith(("kustomization.yaml", "kustomization.yml", "Kustomization")):
@@ -134,36 +128,23 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
                     break
             if version is not None:
                 break
-    if gate is None:
-        for f in files:
-            if f.endswith(("kustomization.yaml", "kustomization.yml", "Kustomization")):
-                try:
-                    text = cache.read_bytes(f).decode("utf-8", "replace")
-                except OSError:
-                    continue
-                m = _GATE.search(text)
-                if m:
-                    gate, gate_where = m.group(1).lower() == "true", f
-                    break
+    # the gate, in the controllers' patches, a FluxInstance's kustomize.patches or the values
+    # of a chart: wherever it is written, it is in a file the cluster's builds read
+    gate: bool | None = None
+    gate_where = ""
+    for f in files:
+        try:
+            raw = cache.read_bytes(f)
+        except OSError:
+            continue
+        if b"StrictPostBuildSubstitutions" not in raw:
+            continue
+        m = _GATE.search(raw.decode("utf-8", "replace"))
+        if m:
+            gate, gate_where = m.group(1).lower() == "true", f
+            break
     return FluxRelease(version, where, gate, gate_where)
 
 
 def _str(v: Any) -> str | None:
     return str(v) if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v) else None
-
-
-def _flat(data: Any, limit: int = 200_000) -> str:
-    """The strings of ``data`` joined, for a pattern search over an object (bounded)."""
-    out: list[str] = []
-    stack = [data]
-    size = 0
-    while stack and size < limit:
-        v = stack.pop()
-        if isinstance(v, str):
-            out.append(v)
-            size += len(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return "\n".join(out)
