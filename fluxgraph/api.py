@@ -18,6 +18,7 @@ from fluxgraph.discovery import (
     FLUX_OBJECT_GROUPS,
     MAX_LISTED,
     ClusterRoot,
+    bootstrap_charts,
     declares,
     discover,
     helmfile_releases,
@@ -45,8 +46,10 @@ class Repository:
     problems: list[Problem] = field(default_factory=list)
     cache: FileCache | None = field(default=None, repr=False)
     # Helm releases the repository's helmfiles install outside Flux (a bootstrap step), by
-    # release and chart name (``discovery.helmfile_releases``)
+    # release and chart name (``discovery.helmfile_releases``), and the charts of a kustomize
+    # helmCharts bootstrap Flux does not build (``discovery.bootstrap_charts``)
     helmfile_releases: dict[str, Location] = field(default_factory=dict)
+    bootstrap_charts: dict[str, Location] = field(default_factory=dict)
 
 
 def flux_is_strict(version: str | None) -> bool:
@@ -361,4 +364,5 @@ def load(
         problems=problems,
         cache=cache,
         helmfile_releases=helmfile_releases(cache),
+        bootstrap_charts=bootstrap_charts(cache, {f for m in kept for ks in m.kustomizations.values() for f in ks.files}),
     )

@@ -555,3 +555,26 @@ def helmfile_releases(cache: FileCache) -> dict[str, Location]:
                 if chart:
                     names.setdefault(chart, Location(f, i))
     return names
+
+
+def bootstrap_charts(cache: FileCache, built: set[str]) -> dict[str, Location]:
+    """The charts a bootstrap step renders with ``kustomize build --enable-helm`` (or
+    ``kubectl kustomize --enable-helm``) before Flux runs: the ``helmCharts`` entries (by
+    ``name`` and ``releaseName``) of the kustomization files that no cluster's build reads
+    (``built``). Flux never inflates ``helmCharts``, so a kustomization that has them and that
+    Flux does not build is such a step."""
+    out: dict[str, Location] = {}
+    for f in cache.fs.walk_files(""):
+        if posixpath.basename(f) not in KUSTOMIZATION_FILES or f in built or not _contains(cache, f, b"helmCharts"):
+            continue
+        docs = _docs(cache, f)
+        k = docs[0][0] if len(docs) == 1 and isinstance(docs[0][0], dict) else {}
+        for entry in k.get("helmCharts") or [] if isinstance(k.get("helmCharts"), list) else []:
+            if not isinstance(entry, dict):
+                continue
+            for key in ("name", "releaseName"):
+                v = entry.get(key)
+                if isinstance(v, str) and v:
+                    out.setdefault(v, Location(f, docs[0][1]))
+    return out
+

@@ -255,6 +255,12 @@ _CURATED_SOURCES: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] 
             "ThanosRuler",
         ),
     ),
+    # tailscale/tailscale cmd/k8s-operator/deploy/crds/tailscale.com_proxyclasses.yaml (scope: Cluster)
+    ("tailscale.com", "tailscale cmd/k8s-operator/deploy/crds/tailscale.com_proxyclasses.yaml", ("ProxyClass",), ()),
+    # kubernetes-sigs/node-feature-discovery deployment/base/nfd-crds (nodefeaturerules: scope Cluster)
+    ("nfd.k8s-sigs.io", "node-feature-discovery deployment/base/nfd-crds/nfd-api-crds.yaml", ("NodeFeatureRule",), ()),
+    # cert-manager/trust-manager deploy/charts/trust-manager/templates/crd-trust.cert-manager.io_bundles.yaml
+    ("trust.cert-manager.io", "trust-manager deploy/charts/trust-manager/templates/crd-trust.cert-manager.io_bundles.yaml", ("Bundle",), ()),
     # KEDA config/crd/bases/keda.sh_*.yaml
     (
         "keda.sh",

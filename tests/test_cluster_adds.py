@@ -9,8 +9,8 @@ import pytest
 
 import fluxgraph
 from fluxgraph.admission import KUSTOMIZATIONS, mutators, releases
-from fluxgraph.envsubst import UNKNOWN
 from fluxgraph.engine import analyze
+from fluxgraph.envsubst import UNKNOWN
 from fluxgraph.materialize import MadeIndex, Namespaces, selector_matches
 
 from .conftest import FIXTURES

@@ -353,6 +353,17 @@ def test_transitive_depends_on_orders_the_namespace(tmp_path):
     )
 
 
+def test_a_dependency_that_applies_into_the_namespace_orders_it(tmp_path):
+    """A dependency is Ready only once its apply succeeded, which it cannot into a Namespace
+    that does not exist: depending on a Kustomization that applies into the Namespace orders
+    the Namespace too, whoever declares it."""
+    files = _prereq("dependsOn:\n  - name: configs")
+    files["configs/cm.yaml"] = cm("c", "team")  # configs applies into team, without declaring it
+    files["clusters/test/configs.yaml"] = ks("configs", "./configs")  # and is not ordered after infra
+    got = findings(repo(tmp_path, files), "prerequisite-without-depends-on")
+    assert [f.kustomization for f in got] == ["flux-system/configs"]  # configs' own race, not apps'
+
+
 def test_parent_declared_namespace_is_ordered_before_children(tmp_path):
     files = {
         "clusters/test/team-ns.yaml": ns(

@@ -294,3 +294,39 @@ def test_suppression_at_the_child_or_at_the_patch(tmp_path):
     )
     report = analyze(repo(tmp_path / "two", two), enabled={RULE})
     assert report.findings == [] and [f.rule for f in report.suppressed] == [RULE]
+
+
+@pytest.mark.parametrize(
+    ("parent", "declared", "severity"),
+    [
+        # a guard the patch undoes: warning
+        (patches(smp_ks("prune: true")), "prune: false", "warning"),
+        (patches(smp_ks("timeout: 5m")), "timeout: 15m", "warning"),
+        # the repository's defaults at work: advice
+        (patches(smp_ks("timeout: 15m")), "timeout: 5m", "info"),
+        (
+            patches(smp_ks("postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: vars\n      optional: true")),
+            "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: vars",
+            "info",
+        ),
+    ],
+    ids=["prune-guard", "timeout-shortened", "timeout-lengthened", "same-sources-optional"],
+)
+def test_what_an_override_undoes_decides_its_severity(tmp_path, parent, declared, severity):
+    files = tree(parent, {"dns": declared, "web": ""})
+    [f] = findings(repo(tmp_path, files))
+    assert f.severity.value == severity
+
+
+def test_harmonised_remediation_counts_are_advice_and_a_zero_is_a_guard(tmp_path):
+    hr_patch = (
+        "target:\n  kind: Kustomization\npatch: |\n  apiVersion: kustomize.toolkit.fluxcd.io/v1\n  kind: Kustomization\n"
+        "  metadata:\n    name: _\n  spec:\n    patches:\n      - target:\n          kind: HelmRelease\n        patch: |\n"
+        "          apiVersion: helm.toolkit.fluxcd.io/v2\n          kind: HelmRelease\n          metadata:\n            name: _\n"
+        "          spec:\n            upgrade:\n              remediation:\n                retries: 2\n"
+    )
+    for retries, severity in ((3, "info"), (0, "warning")):
+        files = tree(patches(hr_patch), {"db": ""}, {"db/hr.yaml": HR.replace("retries: 0", f"retries: {retries}")})
+        files["db/kustomization.yaml"] = kfile("cm.yaml", "hr.yaml")
+        [f] = findings(repo(tmp_path / str(retries), files))
+        assert f.severity.value == severity, retries

@@ -374,3 +374,70 @@ def test_chart_crd_external_secrets_turned_off_inline(tmp_path):
     files["eso/release.yaml"] = hr("external-secrets", "flux-system")
     [(_, sev, msg)] = findings(repo(tmp_path, files), "chart-crd-not-awaited")
     assert sev == "warning" and "chart external-secrets" in msg
+
+
+# -- a gate that wait: true ignores but that holds elsewhere (the wide corpus's review) ------
+
+HC_DEPLOY = "wait: true\nhealthChecks:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: operator\n    namespace: flux-system\n"
+
+
+def test_ignored_entry_held_by_a_dependency_that_waits_for_the_release(tmp_path):
+    files = {
+        "clusters/demo/operator.yaml": ks("operator", "./operator", extra="wait: true\n"),
+        "operator/repo.yaml": HELMREPO,
+        "operator/release.yaml": hr("operator", "flux-system"),
+        "clusters/demo/storage.yaml": ks("storage", "./storage", extra=HC_DEPLOY + "dependsOn:\n  - name: operator\n"),
+        "storage/cm.yaml": cm("storage"),
+        **app("web", "dependsOn:\n  - name: storage\n"),
+    }
+    [(_, sev, msg)] = findings(repo(tmp_path, files), "health-check-never-runs")
+    assert sev == "info" and "the gate holds all the same: its dependency flux-system/operator waits for HelmRelease" in msg
+
+
+def test_ignored_entry_held_by_a_child_that_waits_for_the_release(tmp_path):
+    files = {
+        "clusters/demo/tier.yaml": ks("tier", "./tier", extra=HC_DEPLOY),
+        "tier/child.yaml": ks("child", "./child", extra="wait: true\n"),
+        "child/repo.yaml": HELMREPO,
+        "child/release.yaml": hr("operator", "flux-system"),
+        **app("web", "dependsOn:\n  - name: tier\n"),
+    }
+    [(_, sev, msg)] = findings(repo(tmp_path, files), "health-check-never-runs")
+    assert sev == "info" and "child Kustomization flux-system/child, which it polls, waits for HelmRelease" in msg
+
+
+def test_ignored_entry_on_a_secret_its_own_external_secret_writes(tmp_path):
+    extra = "wait: true\nhealthChecks:\n  - apiVersion: v1\n    kind: Secret\n    name: cluster-secrets\n    namespace: flux-system\n"
+    files = {**secrets_tier(extra), **app("web", "dependsOn:\n  - name: secrets\n")}
+    [(_, sev, msg)] = findings(repo(tmp_path, files), "health-check-never-runs")
+    assert sev == "info" and "ExternalSecret flux-system/cluster-secrets creates it, and wait: true polls that maker" in msg
+
+
+POOL = "apiVersion: cilium.io/v2alpha1\nkind: CiliumL2AnnouncementPolicy\nmetadata:\n  name: l2\nspec: {}\n"
+
+
+def _cilium(extra_files: dict[str, str] | None = None, chart: str = "cilium") -> dict[str, str]:
+    return {
+        "clusters/demo/cni.yaml": ks("cni", "./cni"),
+        "cni/repo.yaml": HELMREPO,
+        "cni/release.yaml": hr(chart, "kube-system"),
+        "clusters/demo/pools.yaml": ks("pools", "./pools", extra="dependsOn:\n  - name: cni\n"),
+        "pools/pool.yaml": POOL,
+        **(extra_files or {}),
+    }
+
+
+def test_chart_crd_of_the_network_plugin_exists_before_flux(tmp_path):
+    """Flux's controllers need pod networking: the bootstrap installs the CNI first, and its
+    operator registers the CRDs at start-up, so a cold boot does not wait for the HelmRelease."""
+    [(_, sev, msg)] = findings(repo(tmp_path, _cilium()), "chart-crd-not-awaited")
+    assert sev == "info" and "chart cilium is the cluster's network plugin" in msg
+
+
+def test_chart_crd_rendered_by_a_kustomize_helmcharts_bootstrap(tmp_path):
+    boot = {
+        "bootstrap/cni/kustomization.yaml": "helmCharts:\n  - name: cilium\n    repo: https://helm.cilium.io\n    version: 1.16.0\n    releaseName: cilium\n",
+    }
+    files = _cilium(boot)
+    [(_, sev, msg)] = findings(repo(tmp_path, files), "chart-crd-not-awaited")
+    assert sev == "info" and "a kustomize helmCharts bootstrap of this repository" in msg and "bootstrap/cni/kustomization.yaml" in msg

@@ -404,6 +404,15 @@ def test_a_default_in_a_script_is_the_shells_where_the_container_env_gives_it(tm
     assert [(f.rule, f.cluster) for f in fs] == [("unescaped-shell-variable", "clusters/lab")]
 
 
+def test_a_halved_dollar_in_a_shell_comment_changes_nothing(tmp_path):
+    script = """\
+        # the PID is $$ here
+        echo ok
+        """
+    r = repo(tmp_path, {"clusters/lab/apps.yaml": ks("apps", "apps", SUBSTITUTE), "apps/deploy.yaml": script_deployment(script)})
+    assert findings(r) == []
+
+
 # -- foreign text ----------------------------------------------------------------------
 
 
@@ -441,7 +450,8 @@ spec:
     assert sev == {
         "${1}": Severity.ERROR,
         "${var:position}": Severity.ERROR,
-        "${var:=default}": Severity.WARNING,
+        # only the description a person reads changes: advice
+        "${var:=default}": Severity.INFO,
     }
 
 

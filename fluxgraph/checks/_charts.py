@@ -214,16 +214,33 @@ def provides(rel: Release, group: str) -> Provider | None:
 # -- charts installed outside Flux ----------------------------------------------------------------
 
 
-def installed_out_of_band(repo: Repository, p: Provider) -> Location | None:
-    """Where a helmfile of the repository installs ``p``'s release or chart, if one does
-    (``Repository.helmfile_releases``, read when the repository was loaded)."""
-    names = repo.helmfile_releases
+# The charts of a cluster's network plugin (CNI): Flux's own controllers need pod networking to
+# start, so the bootstrap installs the plugin before Flux runs (Talos ``cniConfig: none``, k3s
+# ``--flannel-backend=none``, a kustomize --enable-helm step) and the HelmRelease only adopts it;
+# its CRDs exist before Flux's first reconcile (the operator registers them at start-up).
+NETWORK_PLUGIN_CHARTS = frozenset({"cilium", "tigera-operator", "calico", "canal", "flannel", "antrea", "kube-ovn", "kube-router"})
+
+
+@dataclass(frozen=True)
+class OutOfBand:
+    location: Location | None
+    how: str
+
+
+def installed_out_of_band(repo: Repository, p: Provider) -> OutOfBand | None:
+    """How ``p``'s release or chart is installed before Flux, if it is: a helmfile of the
+    repository (``Repository.helmfile_releases``), a kustomize ``helmCharts`` bootstrap Flux does
+    not build (``Repository.bootstrap_charts``), or the chart is the cluster's network plugin."""
     spec = as_dict(p.hr.obj.data.get("spec"))
     candidates = [p.hr.spec.name, p.chart]
     rn = spec.get("releaseName")
     if isinstance(rn, str) and rn:
         candidates.append(rn)
-    for c in candidates:
-        if c in names:
-            return names[c]
+    for names, how in ((repo.helmfile_releases, "a helmfile of this repository installs that release or chart outside Flux"),
+                       (repo.bootstrap_charts, "a kustomize helmCharts bootstrap of this repository, which Flux does not build, renders that chart")):
+        for c in candidates:
+            if c in names:
+                return OutOfBand(names[c], how)
+    if p.chart in NETWORK_PLUGIN_CHARTS:
+        return OutOfBand(None, f"chart {p.chart} is the cluster's network plugin, which must run before Flux's controllers can, so the bootstrap installs it first")
     return None

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._charts import Provider, installed_out_of_band, provides, releases
+from fluxgraph.checks._charts import OutOfBand, Provider, installed_out_of_band, provides, releases
 from fluxgraph.checks._health import awaited, ready_before, spec_has
 from fluxgraph.checks._ordering import HR_GROUP, has_ready_expr, ks_depends_on_location, ks_location
 from fluxgraph.checks._ownership import never_applied, unresolved
@@ -17,7 +17,7 @@ from fluxgraph.checks._subst import FLUX_GROUPS
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.findings import RawFinding, Severity
 from fluxgraph.flux import NamedRef
-from fluxgraph.model import Location, as_dict
+from fluxgraph.model import as_dict
 from fluxgraph.scope import BUILTIN
 
 ID = "chart-crd-not-awaited"
@@ -136,7 +136,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
 
 
 def _finding(
-    ctx: CheckContext, ks: KustomizationNode, user: AppliedObject, p: Provider, via: str, oob: Location | None
+    ctx: CheckContext, ks: KustomizationNode, user: AppliedObject, p: Provider, via: str, oob: OutOfBand | None
 ) -> RawFinding:
     cluster = ctx.cluster
     owner = cluster.kustomizations[p.hr.owner]
@@ -171,12 +171,12 @@ def _finding(
         cause_subject=f"{owner.id}|{p.hr.id}|{r.group}",
     )
     if oob is not None:
+        at = f" ({oob.location.file}:{oob.location.line})" if oob.location is not None else ""
         raw = replace(
             raw,
-            message=f"{raw.message}; a helmfile of this repository installs that release or chart outside Flux "
-            f"({oob.file}:{oob.line}), which covers a cold boot that runs it first",
-            related=(*raw.related, oob),
-            cause_message=f"{raw.cause_message}; a helmfile of this repository installs it outside Flux ({oob.file}:{oob.line})",
+            message=f"{raw.message}; {oob.how}{at}, which covers a cold boot that runs it first",
+            related=(*raw.related, *((oob.location,) if oob.location is not None else ())),
+            cause_message=f"{raw.cause_message}; {oob.how}{at}",
         )
     return replace(raw, severity=Severity.INFO) if p.guess or oob is not None else raw
 

@@ -10,14 +10,18 @@ from typing import Any
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._health import (
+    HealthCheckEntry,
+    awaited,
     expr_entries,
     health_check_entries,
     polled,
+    ready_before,
     relied_on_by,
     runs_health_check,
     spec_has,
 )
-from fluxgraph.checks._ordering import HR_GROUP, apply_skipped, ks_location
+from fluxgraph.checks._ordering import HR_GROUP, KS_GROUP, apply_skipped, ks_location
+from fluxgraph.checks._subst import producers
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.findings import RawFinding, Severity
 from fluxgraph.model import Location, as_dict
@@ -67,6 +71,39 @@ def _applies(node: KustomizationNode, group: str, kind: str) -> list[str]:
         for o in node.objects
         if o.ref.group == group and o.ref.kind == kind and not apply_skipped(o)
     )
+
+
+def _held_elsewhere(cluster: ClusterModel, ks: KustomizationNode, h: HealthCheckEntry) -> str | None:
+    """Why the gate a ``healthChecks`` entry that ``wait: true`` ignores still holds, if it does:
+
+    - a child Kustomization ``ks`` applies (and so polls) waits for HelmReleases whose helm
+      wait covers an object of that kind;
+    - a Kustomization ``ks`` depends on is Ready only once the named object is healthy (its
+      health check polls it, directly or through a Kustomization it polls), or waits for
+      HelmReleases whose helm wait covers an object of that kind;
+    - the entry names a Secret that an ExternalSecret (or another maker) ``ks`` applies writes:
+      the maker is polled, and its Ready condition turns True once the Secret is written
+      (kstatus reads the Ready condition, fluxcd/cli-utils ``checkReadyCondition``)."""
+    key = h.key(cluster, ks.target)
+    helm_kind = (h.group, h.kind) in HELM_WAIT_KINDS
+    if helm_kind:
+        for o in ks.objects:
+            r = o.ref
+            child = cluster.kustomizations.get(f"{r.namespace}/{r.name}") if r.kind == "Kustomization" and r.group == KS_GROUP else None
+            if child is not None and child.id != ks.id and child.spec.wait and _waiting_releases(child):
+                return f"child Kustomization {child.id}, which it polls, waits for HelmRelease {_few(_waiting_releases(child), 2)}, whose helm wait covers a {h.kind} the chart renders"
+    for dep in sorted(ready_before(cluster, ks.id)):
+        aw = awaited(cluster, dep)
+        if aw is not None and key in aw:
+            return f"its dependency {dep} is Ready only once {h.label()} is (polled by {aw[key]})"
+        node = cluster.kustomizations.get(dep)
+        if helm_kind and node is not None and node.spec.wait and _waiting_releases(node):
+            return f"its dependency {dep} waits for HelmRelease {_few(_waiting_releases(node), 2)}, whose helm wait covers a {h.kind} the chart renders"
+    if (h.group, h.kind) == ("", "Secret") and h.namespace:
+        for p in producers(cluster, "Secret", h.namespace, h.name, ks.target):
+            if p.how and p.obj.owner == ks.id:
+                return f"{p.how}, and wait: true polls that maker, which is Ready once the Secret is written"
+    return None
 
 
 def _few(items: list[str], n: int = 3) -> str:
@@ -151,6 +188,9 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             severity = Severity.WARNING if deps else Severity.INFO
             if (h.group, h.kind) in HELM_WAIT_KINDS and releases:
                 why += f"; helm's own wait for HelmRelease {_few(releases, 2)} covers it if that chart renders it"
+                severity = Severity.INFO
+            elif (held := _held_elsewhere(cluster, ks, h)) is not None:
+                why += f"; the gate holds all the same: {held}"
                 severity = Severity.INFO
             yield _finding(
                 ctx,

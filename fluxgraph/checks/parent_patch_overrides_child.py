@@ -5,10 +5,13 @@ HelmRelease declares (see rules/parent-patch-overrides-child.md; the comparison 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.findings import RawFinding
-from fluxgraph.model import Location
+from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.flux import parse_duration
+from fluxgraph.model import Location, as_dict
 from fluxgraph.overrides import MISSING, Override, cluster_overrides, show, watched
 
 ID = "parent-patch-overrides-child"
@@ -40,6 +43,34 @@ def _summary(overrides: list[Override]) -> str:
     return ", ".join(parts[:MAX_FIELDS]) + more
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def advice_only(o: Override) -> str | None:
+    """Why an override changes nothing a maintainer relies on, if it does not (the finding is
+    info then). Measured on the corpora (docs/precision.md), the overrides maintainers act on
+    are the guards a patch undoes (``retries: 0`` on a release whose upgrade must not be rolled
+    back, ``remediateLastFailure: false``, ``prune: false``) and timeouts it shortens; a patch
+    that harmonises remediation counts, lengthens a timeout or only marks the same
+    ``substituteFrom`` entries optional is the repository's defaults at work."""
+    w, a = o.written, o.applied
+    last = o.path[-1] if o.path else ""
+    if last == "retries" and _is_int(w) and _is_int(a) and w != 0:
+        return "a remediation count, which the patch harmonises"
+    if last in ("timeout", "interval", "retryInterval"):
+        ws, as_ = parse_duration(w), parse_duration(a)
+        if ws is not None and as_ is not None and as_ >= ws:
+            return "the patch lengthens it"
+    if last == "substituteFrom" and isinstance(w, list) and isinstance(a, list):
+        def entries(v: list[Any]) -> set[tuple[str, str]]:
+            return {(str(as_dict(e).get("kind")), str(as_dict(e).get("name"))) for e in v}
+
+        if entries(w) <= entries(a):
+            return "the same sources, only marked optional or added to"
+    return None
+
+
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     ctx.evaluated(len(watched(cluster)))  # per object: "the values it declares are applied"
@@ -59,7 +90,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             f"{what} declares {o.field}: {show(o.written)}, and Flux {applied}: {site.describe()}, a patch of "
             f"{site.target}, sets it whatever the object declares"
         )
-        yield ctx.finding(
+        why_not = advice_only(o)
+        raw = ctx.finding(
             msg,
             o.location,
             obj=o.obj.ref,
@@ -71,3 +103,4 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             cause_message=f"{site.patch_text()} overrides values that the objects declare themselves: {_summary(siblings)}",
             cause_subject=f"{site.written_in} spec.patches[{site.written_index}] overrides",
         )
+        yield raw if why_not is None else replace(raw, severity=Severity.INFO)

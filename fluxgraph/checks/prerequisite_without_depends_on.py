@@ -27,7 +27,10 @@ def _crd_key(obj: AppliedObject) -> tuple[str, str] | None:
 
 def _existing_namespaces(cluster: ClusterModel, ks_id: str, before: set[str]) -> set[str]:
     """Namespaces that exist whenever ``ks_id`` reconciles: its own (the Kustomization object
-    lives there), its source's, and those of the Kustomizations reconciled before it."""
+    lives there), its source's, those of the Kustomizations reconciled before it, and every
+    namespace one of those applies objects into: a dependency is Ready only once its apply
+    succeeded, which it cannot into a namespace that does not exist (kustomize-controller sets
+    Ready=True after the apply, and ``checkDependencies`` waits for Ready)."""
     out: set[str] = set()
     for k in (ks_id, *before):
         node = cluster.kustomizations.get(k)
@@ -35,6 +38,10 @@ def _existing_namespaces(cluster: ClusterModel, ks_id: str, before: set[str]) ->
             out.add(node.spec.namespace)
             if node.spec.source_ref is not None:
                 out.add(node.spec.source_ref.namespace)
+            if k != ks_id and node.status == "built" and node.target == cluster.kustomizations[ks_id].target:
+                out.update(
+                    o.ref.namespace for o in node.objects if o.ref.namespace and cluster.scope_of(o.ref).known and not never_applied(o)
+                )
     return out
 
 

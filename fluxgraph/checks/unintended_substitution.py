@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from fluxgraph import envsubst
 from fluxgraph.checks import CheckContext
@@ -17,6 +18,7 @@ from fluxgraph.checks._subst import (
     provided,
     quote,
     render_expr,
+    shell_scripts,
     short,
     substituted_objects,
     text_location,
@@ -65,12 +67,17 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         )
         if r.error is not None:
             raw = replace(raw, severity=Severity.ERROR)  # documented variant: the build fails
+        elif tok.obj.ref.kind == "CustomResourceDefinition" and "description" in tok.path:
+            raw = replace(raw, severity=Severity.INFO)  # only the text a person reads changes
         yield raw
     for ks, obj in substituted_objects(ctx.cluster):
+        scripts: dict[Any, str] | None = None
         for path, text in object_strings(obj, "$$"):
             if "$$" not in text:
                 continue
             ctx.evaluated()
+            if scripts is None:
+                scripts = shell_scripts(obj.pre_substitution)
             spans: list[tuple[int, int]] = []
             if "${" in text:
                 try:
@@ -84,6 +91,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     continue
                 start, end = line_around(text, m.start())
                 line = text[start:end].strip()
+                if path in scripts and line.startswith("#"):
+                    continue  # a shell comment: the halving changes nothing the shell runs
                 after = envsubst.render(text[start:end], ks.variables, strict=False).text
                 became = f": the line becomes {short(after.strip(), 100)}" if after is not None else ""
                 run = m.group(0)
