@@ -37,10 +37,13 @@ if TYPE_CHECKING:
 
 LATEST = (2, 9)  # the newest Flux release fluxgraph models
 STRICT_FROM = (2, 9)  # StrictPostBuildSubstitutions on by default (kustomize-controller v1.9)
+WATCH_FROM = (2, 7)  # kustomize-controller v1.7 watches labelled substituteFrom objects
+DEFAULT_WATCH = "reconcile.fluxcd.io/watch=Enabled"
 
 _HEADER = re.compile(rb"^# Flux Version: v?(\d+\.\d+(?:\.\d+)?)", re.M)
 _INSTALL = re.compile(r"fluxcd/flux2/(?:manifests/install\?ref=|releases/download/)v?(\d+\.\d+(?:\.\d+)?)")
 _GATE = re.compile(r"--feature-gates=\S*?StrictPostBuildSubstitutions=(true|false)", re.I)
+_WATCH = re.compile(r"--watch-configs-label-selector[= ]['\"]?([^\s'\"]+)")
 _VERSION = re.compile(r"^[v=~^>< ]*(\d+)(?:\.(\d+|x|\*))?")
 
 
@@ -54,6 +57,8 @@ class FluxRelease:
     where: str = ""
     strict_gate: bool | None = None
     gate_where: str = ""
+    # kustomize-controller's --watch-configs-label-selector, where the cluster sets it
+    watch_selector: str | None = None
 
     @property
     def minor(self) -> tuple[int, int]:
@@ -66,6 +71,19 @@ class FluxRelease:
         if self.strict_gate is not None:
             return self.strict_gate
         return self.minor >= STRICT_FROM
+
+    def watches(self, labels: dict[str, str]) -> bool:
+        """Whether kustomize-controller reconciles the Kustomizations that substitute from a
+        ConfigMap/Secret with these labels as soon as it changes: from kustomize-controller
+        v1.7 (Flux 2.7, commit 2dcec19) it watches the ones its
+        ``--watch-configs-label-selector`` selects, by default ``reconcile.fluxcd.io/watch=Enabled``
+        (docs/spec/v1/kustomizations.md, "Reacting immediately to configuration dependencies")."""
+        if self.minor < WATCH_FROM:
+            return False
+        from fluxgraph.materialize import parse_label_selector, selector_matches
+
+        sel = parse_label_selector(self.watch_selector or DEFAULT_WATCH)
+        return sel is not None and selector_matches(sel, labels)
 
     def describe(self) -> str:
         what = f"Flux {self.version} ({self.where})" if self.version else f"Flux {LATEST[0]}.{LATEST[1]} (assumed: no version in the repository)"
@@ -132,18 +150,23 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
     # of a chart: wherever it is written, it is in a file the cluster's builds read
     gate: bool | None = None
     gate_where = ""
+    watch: str | None = None
     for f in files:
+        if gate is not None and watch is not None:
+            break
         try:
             raw = cache.read_bytes(f)
         except OSError:
             continue
-        if b"StrictPostBuildSubstitutions" not in raw:
-            continue
-        m = _GATE.search(raw.decode("utf-8", "replace"))
-        if m:
-            gate, gate_where = m.group(1).lower() == "true", f
-            break
-    return FluxRelease(version, where, gate, gate_where)
+        if gate is None and b"StrictPostBuildSubstitutions" in raw:
+            m = _GATE.search(raw.decode("utf-8", "replace"))
+            if m:
+                gate, gate_where = m.group(1).lower() == "true", f
+        if watch is None and b"--watch-configs-label-selector" in raw:
+            w = _WATCH.search(raw.decode("utf-8", "replace"))
+            if w:
+                watch = w.group(1)
+    return FluxRelease(version, where, gate, gate_where, watch)
 
 
 def _str(v: Any) -> str | None:

@@ -92,6 +92,32 @@ def selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
+_REQ = re.compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(==|!=|=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*$")
+
+
+def parse_label_selector(text: str) -> dict[str, Any] | None:
+    """A label selector written as a string (``k=v,k2!=v2,k3,!k4,k5 in (a,b)``, as
+    ``labels.Parse`` reads it) as a selector mapping; None when it cannot be read."""
+    exprs: list[dict[str, Any]] = []
+    for part in re.split(r",(?![^()]*\))", text.strip()):
+        if not part.strip():
+            continue
+        m = _REQ.match(part)
+        if not m:
+            return None
+        neg, key, op, value, setop, values = m.groups()
+        if op in ("=", "=="):
+            exprs.append({"key": key, "operator": "In", "values": [value]})
+        elif op == "!=":
+            exprs.append({"key": key, "operator": "NotIn", "values": [value]})
+        elif setop:
+            vals = [v.strip() for v in values.split(",") if v.strip()]
+            exprs.append({"key": key, "operator": "In" if setop == "in" else "NotIn", "values": vals})
+        else:
+            exprs.append({"key": key, "operator": "DoesNotExist" if neg else "Exists"})
+    return {"matchExpressions": exprs}
+
+
 # -- what is made ----------------------------------------------------------------------
 
 

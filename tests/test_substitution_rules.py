@@ -632,6 +632,37 @@ def test_race_is_reported_once_per_producer(tmp_path):
     assert {r.file for r in f.related} >= {"clusters/lab/apps.yaml", "clusters/lab/tools.yaml", "clusters/lab/web.yaml"}
 
 
+def test_race_with_the_parent_cannot_fail_a_fresh_cluster(tmp_path):
+    """The parent applies cluster-settings before the child Kustomization it creates (server-side
+    apply sorts ConfigMaps before custom resources): only the revision race is stated."""
+    [f] = findings(_parent_repo(tmp_path))
+    assert "on a fresh cluster" not in f.message
+    [f] = findings(_race_repo(tmp_path / "sibling", ""))
+    assert "on a fresh cluster the build fails before it exists" in f.message
+
+
+def test_race_on_a_watched_object_is_advice(tmp_path):
+    """kustomize-controller (Flux 2.7 and later) reconciles the consumers of a ConfigMap labelled
+    reconcile.fluxcd.io/watch: Enabled as soon as it changes."""
+    r = _race_repo(tmp_path, "")
+    settings = r / "settings/cluster-settings.yaml"
+    settings.write_text(settings.read_text().replace("metadata:\n", "metadata:\n  labels:\n    reconcile.fluxcd.io/watch: Enabled\n", 1))
+    [f] = findings(r)
+    assert f.severity is Severity.INFO and "reconciles flux-system/infra again as soon as it changes" in f.message
+    [f] = findings(r, flux_version="2.6")  # before kustomize-controller v1.7 nothing watches it
+    assert f.severity is Severity.WARNING
+
+
+def test_race_whose_variables_are_unused_is_advice(tmp_path):
+    files = {
+        "clusters/lab/cluster-settings.yaml": SETTINGS,
+        "clusters/lab/apps.yaml": ks("apps", "apps", "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"),
+        "apps/cm.yaml": configmap("a: b"),
+    }
+    [f] = findings(repo(tmp_path, files))
+    assert f.severity is Severity.INFO and "none of the variables" in f.message
+
+
 def test_race_self_produced(tmp_path):
     [f] = findings(_race_repo(tmp_path, "", settings_owner="infra"))
     assert f.rule == "substitute-from-race" and "which it applies itself" in f.message
@@ -657,6 +688,10 @@ spec:
     }
     # produced (not missing), ordered (no race); TOKEN's value is only in the cluster
     assert findings(repo(tmp_path, files)) == []
+    # unordered: its values come from the store, not the revision, so there is no revision race
+    # (a cold boot is generated-secret-not-awaited's)
+    files["clusters/lab/apps.yaml"] = ks("apps", "apps", pb.replace("dependsOn:\n  - name: secrets\n", ""))
+    assert findings(repo(tmp_path / "unordered", files)) == []
 
 
 # -- child Kustomizations --------------------------------------------------------------

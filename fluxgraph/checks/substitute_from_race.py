@@ -8,10 +8,12 @@ from dataclasses import replace
 from typing import Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._ownership import depends_on_after, ks_object, revision_ordered_after
-from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path
+from fluxgraph.checks._memo import per_cluster
+from fluxgraph.checks._ownership import depends_on_after, ks_object, ordered_after, revision_ordered_after
+from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path, tokens
 from fluxgraph.cluster import ClusterModel, KustomizationNode
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.model import as_dict
 
 ID = "substitute-from-race"
 
@@ -41,11 +43,36 @@ def _cause(p: Producer) -> dict[str, Any]:
         "cause_message": (
             f"Kustomization {p.owner} applies {made} from here, and Kustomizations substitute from it without being "
             f"ordered after that apply at the same revision (a dependsOn chain to {p.owner} on the same source; "
-            f"{p.owner} itself cannot be): on a new revision they can build before it is applied or updated, and on "
-            "a fresh cluster before it exists, and then their build fails or uses the previous values"
+            f"{p.owner} itself cannot be): on a new revision they can build before it is applied or updated, and then "
+            "their build uses the previous values, or fails on a variable the revision adds"
         ),
         "cause_subject": f"{p.owner}|{made}",
     }
+
+
+def _created_after(cluster: ClusterModel, ks: KustomizationNode, p: Producer) -> bool:
+    """Whether ``ks`` can only exist once ``p``'s object does: an ancestor of ``ks`` applies it
+    (server-side apply sorts ConfigMaps and Secrets before custom resources such as
+    Kustomizations, fluxcd/pkg ``ssa/sort.go``, and applies one object after another), or an
+    ancestor is ordered after ``p``'s Kustomization by dependsOn."""
+    ancestors = cluster.ancestors(ks.id)
+    if p.owner in ancestors:
+        return True
+    return any(ordered_after(cluster, a, p.owner) for a in ancestors)
+
+
+@per_cluster
+def _referenced(cluster: ClusterModel) -> dict[str, set[str]]:
+    """Kustomization id -> the variable names its substituted objects reference."""
+    out: dict[str, set[str]] = {}
+    for tok in tokens(cluster):
+        out.setdefault(tok.ks.id, set()).add(tok.ref.name)
+    return out
+
+
+def _provides(ks: KustomizationNode, target: str) -> set[str]:
+    """The variables of ``ks`` that come from ``target`` (``Kind/ns/name``)."""
+    return {k for k, origin in ks.variable_origin.items() if origin.startswith(target)}
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -82,7 +109,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     **_cause(own[0]),
                 )
                 continue
-            if any(revision_ordered_after(cluster, ks.id, p.owner) for p in prods):
+            # what an operator writes from an external store is not of the revision: its arrival
+            # on a cold boot is generated-secret-not-awaited's (a copy of a repository object is)
+            prods = [q for q in prods if not q.how or q.obj.ref.group == ""]
+            if not prods or any(revision_ordered_after(cluster, ks.id, p.owner) for p in prods):
                 continue
             p = prods[0]
             owners = sorted({q.owner for q in prods})
@@ -93,14 +123,31 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 if len(owners) == 1
                 else {"nofix": f"{' and '.join(owners)} all apply {target}: which one to depend on is a decision"}
             )
+            cold = "" if _created_after(cluster, ks, p) else f", and on a fresh cluster {first} before it exists"
             raw = ctx.finding(
                 f"Kustomization {ks.id} substitutes from {target}, which Kustomization {p.owner} applies{via}, "
                 f"but {_why(cluster, ks, p)}: it can build a new revision before {target} is applied or updated, "
-                f"and then {first} or uses its previous values",
+                f"and then uses its previous values (or fails on a variable the revision adds){cold}",
                 loc,
                 kustomization=ks.id,
                 related=[p.obj.location],
                 subject=f"{ks.id}|{target}|{p.owner}",
                 **_cause(p),
             )
-            yield replace(raw, details=tuple(sorted(fix_details.items())))
+            raw = replace(raw, details=tuple(sorted(fix_details.items())))
+            labels = {str(k): str(v) for k, v in as_dict(as_dict(p.obj.data.get("metadata")).get("labels")).items()}
+            used = _provides(ks, target) & _referenced(cluster).get(ks.id, set())
+            if cluster.flux.watches(labels):
+                raw = replace(
+                    raw,
+                    message=f"{raw.message}; kustomize-controller watches {target} ({cluster.flux.watch_selector or 'reconcile.fluxcd.io/watch: Enabled'}) "
+                    f"and reconciles {ks.id} again as soon as it changes, so a stale build lasts seconds",
+                    severity=Severity.INFO,
+                )
+            elif not used and not cold:
+                raw = replace(
+                    raw,
+                    message=f"{raw.message}; none of the variables {target} provides is used by the objects {ks.id} substitutes",
+                    severity=Severity.INFO,
+                )
+            yield raw
