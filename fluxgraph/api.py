@@ -19,6 +19,7 @@ from fluxgraph.discovery import (
     MAX_LISTED,
     ClusterRoot,
     bootstrap_charts,
+    bootstrap_objects,
     declares,
     discover,
     helmfile_releases,
@@ -50,6 +51,9 @@ class Repository:
     # helmCharts bootstrap Flux does not build (``discovery.bootstrap_charts``)
     helmfile_releases: dict[str, Location] = field(default_factory=dict)
     bootstrap_charts: dict[str, Location] = field(default_factory=dict)
+    # ConfigMaps and Secrets a bootstrap step of the repository creates before Flux, by (kind,
+    # name) (``discovery.bootstrap_objects``)
+    bootstrap_objects: dict[tuple[str, str], Location] = field(default_factory=dict)
 
 
 def flux_is_strict(version: str | None) -> bool:
@@ -358,11 +362,13 @@ def load(
     # concern every cluster: what they hide may belong to any of them
     for m in kept:
         m.problems.extend(fs.problems)
+    built = {f for m in kept for ks in m.kustomizations.values() for f in ks.files}
     return Repository(
         root=fs.root,
         clusters=sorted(kept, key=lambda c: c.root_dir),
         problems=problems,
         cache=cache,
         helmfile_releases=helmfile_releases(cache),
-        bootstrap_charts=bootstrap_charts(cache, {f for m in kept for ks in m.kustomizations.values() for f in ks.files}),
+        bootstrap_charts=bootstrap_charts(cache, built),
+        bootstrap_objects=bootstrap_objects(cache, built),
     )

@@ -578,3 +578,41 @@ def bootstrap_charts(cache: FileCache, built: set[str]) -> dict[str, Location]:
                     out.setdefault(v, Location(f, docs[0][1]))
     return out
 
+
+_BOOTSTRAP_DIR = re.compile(r"(^|/)(bootstrap|setup|provision)(/|$)", re.I)
+_TEMPLATE_DOC = re.compile(r"^kind:\s*(Secret|ConfigMap)\s*$.*?^\s+name:\s*['\"]?([A-Za-z0-9][\w.-]*)", re.M | re.S)
+_KUBECTL_CREATE = re.compile(r"kubectl\s+create\s+(secret|configmap)\s+(?:generic\s+|tls\s+|docker-registry\s+)?([A-Za-z0-9][\w.-]*)")
+_SCRIPT = re.compile(r"(^|/)(Taskfile[^/]*|justfile|Justfile|Makefile|[^/]*\.(sh|bash|just))$")
+
+
+def bootstrap_objects(cache: FileCache, built: set[str]) -> dict[tuple[str, str], Location]:
+    """The ConfigMaps and Secrets a bootstrap step of the repository creates before Flux, by
+    (kind, name): documents in a ``bootstrap``/``setup``/``provision`` folder that no cluster's
+    build reads (YAML, or templates such as ``resources.yaml.j2`` read as text), and
+    ``kubectl create secret|configmap NAME`` in the repository's scripts and Taskfiles."""
+    out: dict[tuple[str, str], Location] = {}
+    for f in cache.fs.walk_files(""):
+        if f in built:
+            continue
+        if _BOOTSTRAP_DIR.search(posixpath.dirname(f) + "/"):
+            if f.endswith((".yaml", ".yml")):
+                for data, line in _docs(cache, f):
+                    if isinstance(data, dict) and data.get("kind") in ("Secret", "ConfigMap"):
+                        name = as_str(as_dict(data.get("metadata")).get("name"))
+                        if name:
+                            out.setdefault((str(data["kind"]), name), Location(f, line))
+                continue
+            if f.endswith((".j2", ".tmpl", ".tpl", ".gotmpl")):
+                text = _text(cache, f)
+                for doc in re.split(r"^---\s*$", text, flags=re.M):
+                    m = _TEMPLATE_DOC.search(doc)
+                    if m:
+                        out.setdefault((m.group(1), m.group(2)), Location(f, text[: text.find(doc)].count("\n") + 1))
+                continue
+        if _SCRIPT.search(f):
+            text = _text(cache, f)
+            for m in _KUBECTL_CREATE.finditer(text):
+                kind = "Secret" if m.group(1) == "secret" else "ConfigMap"
+                out.setdefault((kind, m.group(2)), Location(f, text[: m.start()].count("\n") + 1))
+    return out
+

@@ -227,3 +227,27 @@ def test_policies_that_mutate_flux_objects_and_the_fields_they_change(tmp_path):
     # the literal variable is substituted; dependsOn is not known
     assert [o.data["data"]["c"] for o in web.objects] == ["prod"]
     assert web.mutation("dependsOn") is not None and web.mutation("postBuild") is None
+
+
+def test_a_bootstrap_step_of_the_repository_creates_the_object(tmp_path):
+    """missing-substitute-from is advice where the repository's bootstrap creates the object
+    before Flux: a document in a bootstrap folder no build reads, or a kubectl create in a script."""
+    from .conftest import flux_ks, gotk_sync, write_tree
+
+    subst = "postBuild:\n  substituteFrom:\n    - kind: Secret\n      name: cluster-secrets\n    - kind: ConfigMap\n      name: cluster-vars\n"
+    write_tree(
+        tmp_path,
+        {
+            "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+            "clusters/prod/apps.yaml": flux_ks("apps", "./apps", subst),
+            "apps/kustomization.yaml": "resources: [cm.yaml]\n",
+            "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata: {a: '${A:=a}'}\n",
+            "bootstrap/resources.yaml.j2": "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  namespace: flux-system\nstringData:\n  A: {{ a }}\n",
+            "scripts/bootstrap.sh": "#!/bin/sh\nkubectl create configmap cluster-vars -n flux-system --from-literal=B=b\n",
+        },
+    )
+    report = analyze(tmp_path, enabled={"missing-substitute-from"})
+    got = sorted((f.severity.value, f.message.split("; ")[-1]) for f in report.findings)
+    assert [sev for sev, _ in got] == ["info", "info"]
+    assert "bootstrap creates a ConfigMap cluster-vars before Flux runs (scripts/bootstrap.sh:2)" in got[0][1]
+    assert "bootstrap creates a Secret cluster-secrets before Flux runs (bootstrap/resources.yaml.j2:" in got[1][1]

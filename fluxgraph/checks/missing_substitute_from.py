@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._namespace import unnamespaced
 from fluxgraph.checks._ownership import ks_object, loc
 from fluxgraph.checks._subst import field_location, producers, substitute_from_path
 from fluxgraph.cluster import ClusterModel, KustomizationNode
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import RawFinding, Severity
 
 ID = "missing-substitute-from"
 
@@ -61,7 +62,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     f"repository applies: it must already exist in the cluster, in namespace {ns}, or every build "
                     f"of {ks.id} fails (substitute from '{sf.kind}/{sf.name}' error)"
                 )
-            yield ctx.finding(
+            raw = ctx.finding(
                 msg,
                 field_location(
                     decl, substitute_from_path(decl, sf.kind, sf.name), ks.declared_at or ks.spec.location
@@ -69,3 +70,14 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 kustomization=ks.id,
                 subject=f"{ks.id}|{sf.kind}/{ns}/{sf.name}",
             )
+            boot = ctx.repo.bootstrap_objects.get((sf.kind, sf.name))
+            if boot is not None and not stray:
+                # the repository's bootstrap step creates it before Flux: the cluster has it
+                raw = replace(
+                    raw,
+                    message=f"{raw.message}; the repository's bootstrap creates a {sf.kind} {sf.name} before Flux runs "
+                    f"({loc(boot)}), which covers a cluster built with that step",
+                    related=(*raw.related, boot),
+                    severity=Severity.INFO,
+                )
+            yield raw
