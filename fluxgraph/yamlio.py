@@ -499,6 +499,22 @@ def _compose_all(data: bytes) -> list[Node]:
     return nodes
 
 
+_ALIAS = re.compile(rb"\*([^\s,\]\}]+)")
+
+
+def _unknown_anchor(data: bytes, e: MarkedYAMLError) -> str:
+    """yaml.v3's message for an alias without its anchor (``decode.go``: ``unknown anchor
+    'x' referenced``), the name read at the error's mark."""
+    mark = e.problem_mark or e.context_mark
+    if mark is not None:
+        lines = data.split(b"\n")
+        if 0 <= mark.line < len(lines):
+            m = _ALIAS.search(lines[mark.line], max(mark.column, 0))
+            if m is not None:
+                return f"unknown anchor {m.group(1).decode('utf-8', 'replace')!r} referenced"
+    return "unknown anchor referenced"
+
+
 def _describe(e: MarkedYAMLError) -> str:
     """A parser error as one line: what it was doing and what it found, without the
     excerpts of the file that ruamel adds."""
@@ -790,6 +806,8 @@ def load_documents(file: str, data: bytes) -> LoadResult:
     except YamlLoadError as e:
         return LoadResult([], [e.with_traceback(None)])
     except MarkedYAMLError as e:  # a composer's (undefined alias), or a reader's
+        if "undefined alias" in _describe(e):  # in yaml.v3's words, as kustomize-controller reports it
+            return LoadResult([], [_located(e, _unknown_anchor(data, e))])
         return LoadResult([], [_located(e, _describe(e))])
     except (YAMLError, RecursionError, ValueError, TypeError) as e:
         return LoadResult([], [YamlLoadError(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}")])

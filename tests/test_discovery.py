@@ -146,6 +146,7 @@ def test_one_cluster_reached_from_two_roots_is_one_cluster_with_two_owners():
 def test_a_failed_root_leaves_what_it_would_apply_not_evaluated():
     report = analyze(DISCOVERY / "failed-root")
     assert [(f.rule, f.location.file) for f in report.findings] == [("invalid-yaml", "apps/broken/config.yaml")]
+    assert report.findings[0].message == "unknown anchor 'name' referenced"  # yaml.v3's words
     [p] = report.not_evaluated
     assert p.code == "not-evaluated-failed-build"
     assert "flux-system/flux-system (cluster clusters/prod) fails, so the 1 Flux Kustomization it would apply" in p.message
