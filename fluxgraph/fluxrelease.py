@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fluxgraph.model import as_dict, as_list
+from fluxgraph.repofs import FileTooLarge, PathEscape
 
 if TYPE_CHECKING:
     from fluxgraph.cluster import ClusterModel
@@ -114,7 +115,7 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
         if f.endswith("gotk-components.yaml"):
             try:
                 head = cache.read_bytes(f)[:4096]
-            except OSError:
+            except (OSError, FileTooLarge, PathEscape):
                 continue
             hm = _HEADER.search(head)
             if hm:
@@ -156,7 +157,7 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
             break
         try:
             raw = cache.read_bytes(f)
-        except OSError:
+        except (OSError, FileTooLarge, PathEscape):
             continue
         if gate is None and b"StrictPostBuildSubstitutions" in raw:
             m = _GATE.search(raw.decode("utf-8", "replace"))
