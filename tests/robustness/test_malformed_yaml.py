@@ -39,7 +39,7 @@ BROKEN = {
     "no-name": ("apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "kustomize-build-error", 1, "metadata.name"),
     "metadata-scalar": ("apiVersion: v1\nkind: ConfigMap\nmetadata: 5\n", "kustomize-build-error", 1, "metadata.name"),
     "second-document-broken": (configmap("ok") + "---\n- 1\n", "kustomize-build-error", 9, "document 2"),
-    "unknown-alias": ("apiVersion: v1\nkind: ConfigMap\nmetadata: *nope\n", "invalid-yaml", 3, "alias"),
+    "unknown-alias": ("apiVersion: v1\nkind: ConfigMap\nmetadata: *nope\n", "invalid-yaml", 3, "unknown anchor 'nope' referenced"),
 }
 
 
