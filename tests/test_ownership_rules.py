@@ -628,3 +628,35 @@ def test_ordered_after_is_happens_before_asked_backwards(repo):
                     assert ordered_after(cluster, a, b) == (b in before), (a, b)
                     pairs += 1
     assert pairs > 0
+
+
+# -- object-applied-twice: two owners that cannot delete anything a maintainer would miss ----
+
+HELMREPO_SRC = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: default\nspec:\n  url: https://charts.example.com\n"
+
+
+def _twice(a: str, b: str) -> dict[str, str]:
+    return {
+        "clusters/test/one.yaml": ks("one", "./one"),
+        "clusters/test/two.yaml": ks("two", "./two"),
+        "one/kustomization.yaml": kfile("obj.yaml"),
+        "one/obj.yaml": a,
+        "two/kustomization.yaml": kfile("obj.yaml"),
+        "two/obj.yaml": b,
+    }
+
+
+def test_the_same_chart_source_in_two_apps_is_advice(tmp_path):
+    [f] = findings(repo(tmp_path / "same", _twice(HELMREPO_SRC, HELMREPO_SRC)), "object-applied-twice")
+    assert f.severity.value == "info" and "every copy is the same source" in f.message
+    other = HELMREPO_SRC.replace("charts.example.com", "mirror.example.com")
+    [f] = findings(repo(tmp_path / "different", _twice(HELMREPO_SRC, other)), "object-applied-twice")
+    assert f.severity.value == "warning"  # the URL flips with every reconcile
+
+
+def test_the_same_protected_object_in_two_folders_is_advice(tmp_path):
+    kept = cm("x", "default", "annotations:\n  kustomize.toolkit.fluxcd.io/prune: disabled")
+    [f] = findings(repo(tmp_path / "kept", _twice(kept, kept)), "object-applied-twice")
+    assert f.severity.value == "info" and "only the owner labels flip" in f.message
+    [f] = findings(repo(tmp_path / "one-kept", _twice(kept, cm("x", "default"))), "object-applied-twice")
+    assert f.severity.value == "warning"

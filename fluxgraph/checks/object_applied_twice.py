@@ -5,13 +5,22 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._ownership import KS_GROUP, if_not_present, loc, never_applied, unresolved
+from fluxgraph.checks._ownership import (
+    KS_GROUP,
+    gc_protection,
+    if_not_present,
+    loc,
+    never_applied,
+    unresolved,
+)
 from fluxgraph.cluster import AppliedObject
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import RawFinding, Severity
 from fluxgraph.kustomize.build import KUSTOMIZATION_FILES
-from fluxgraph.model import Location, ObjRef
+from fluxgraph.model import Location, ObjRef, as_dict
 
 ID = "object-applied-twice"
 
@@ -22,6 +31,46 @@ def _what(ref: ObjRef) -> str:
         if ref.kind == "Kustomization" and ref.group == KS_GROUP
         else str(ref)
     )
+
+
+def _content(o: AppliedObject, *, metadata: bool) -> Any:
+    """The object without what differs between owners by construction: kustomize-controller's
+    own ``kustomize.toolkit.fluxcd.io/`` labels (and, ``metadata=False``, every label and
+    annotation: a source's metadata changes nothing it does)."""
+    data = dict(o.data)
+    md = dict(as_dict(data.get("metadata")))
+    if metadata:
+        md["labels"] = {k: v for k, v in as_dict(md.get("labels")).items() if not str(k).startswith("kustomize.toolkit.fluxcd.io/")}
+    else:
+        md.pop("labels", None)
+        md.pop("annotations", None)
+    data["metadata"] = md
+    return data
+
+
+def _same(decls: list[AppliedObject], *, metadata: bool) -> bool:
+    first = _content(decls[0], metadata=metadata)
+    return all(_content(o, metadata=metadata) == first for o in decls[1:])
+
+
+FLUX_SOURCES = frozenset({"HelmRepository", "OCIRepository", "GitRepository", "Bucket"})
+
+
+def advice_only(decls: list[AppliedObject]) -> str | None:
+    """Why two owners of one object cannot delete anything a maintainer would miss, if so (the
+    finding is info then): every copy is the same object and every copy is protected from
+    pruning (``prune: disabled``, ``ssa: Ignore``: kustomize-controller ``deleteObjects`` skips
+    it, so only the owner labels flip); or the copies are the same chart source (a
+    HelmRepository or OCIRepository several apps share), whose deletion by one owner fails the
+    others' HelmReleases only until another owner applies it again."""
+    if all(gc_protection(o) is not None for o in decls) and _same(decls, metadata=True):
+        return "every copy is the same and protected from pruning, so only the owner labels flip"
+    if decls[0].ref.kind in FLUX_SOURCES and decls[0].ref.group == "source.toolkit.fluxcd.io" and _same(decls, metadata=False):
+        return (
+            "every copy is the same source: if one owner deletes it, the others' releases fail only until "
+            "another owner applies it again"
+        )
+    return None
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -54,8 +103,9 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         owners = sorted({o.owner for o in decls})
         shared = len({o.location.file for o in decls}) == 1
         folder = posixpath.dirname(decls[0].location.file)
-        yield ctx.finding(
-            f"{_what(ref)} is applied by {len(decls)} Kustomizations: {where}",
+        why = advice_only(decls)
+        raw = ctx.finding(
+            f"{_what(ref)} is applied by {len(decls)} Kustomizations: {where}" + (f"; {why}" if why else ""),
             decls[0].location,
             obj=ref,
             kustomization=decls[0].owner,
@@ -65,6 +115,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             cause_message=f"Kustomizations {' and '.join(owners)} both apply the objects of {folder or '.'}/",
             cause_subject=f"{' '.join(owners)} {folder}",
         )
+        yield raw if why is None else replace(raw, severity=Severity.INFO)
 
 
 def _folder_file(ctx: CheckContext, folder: str, fallback: str) -> str:
