@@ -71,6 +71,7 @@ CLUSTER_ADDS = (
     "namespace-not-specified",
     "escape-without-substitution",
     "kustomize-build-error",
+    "health-check-never-runs",
 )
 
 

@@ -330,3 +330,23 @@ def test_harmonised_remediation_counts_are_advice_and_a_zero_is_a_guard(tmp_path
         files["db/kustomization.yaml"] = kfile("cm.yaml", "hr.yaml")
         [f] = findings(repo(tmp_path / str(retries), files))
         assert f.severity.value == severity, retries
+
+
+def test_a_crd_policy_over_a_chart_whose_values_turn_its_crds_off_is_advice(tmp_path):
+    hr_patch = (
+        "target:\n  kind: Kustomization\npatch: |\n  apiVersion: kustomize.toolkit.fluxcd.io/v1\n  kind: Kustomization\n"
+        "  metadata:\n    name: _\n  spec:\n    patches:\n      - target:\n          kind: HelmRelease\n        patch: |\n"
+        "          apiVersion: helm.toolkit.fluxcd.io/v2\n          kind: HelmRelease\n          metadata:\n            name: _\n"
+        "          spec:\n            install:\n              crds: CreateReplace\n"
+    )
+    release = (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: kps\n  namespace: default\nspec:\n"
+        "  interval: 1h\n  chart:\n    spec:\n      chart: kube-prometheus-stack\n      sourceRef:\n        kind: HelmRepository\n"
+        "        name: prometheus\n  install:\n    crds: Skip\n"
+    )
+    for values, severity in (("  values:\n    crds:\n      enabled: false\n", "info"), ("", "warning")):
+        files = tree(patches(hr_patch), {"mon": ""}, {"mon/hr.yaml": release + values})
+        files["mon/kustomization.yaml"] = kfile("cm.yaml", "hr.yaml")
+        [f] = findings(repo(tmp_path / severity, files))
+        assert f.severity.value == severity
+        assert ("turn the chart's CRDs off (crds.enabled: false" in f.message) == (severity == "info")

@@ -413,6 +413,41 @@ def test_ignored_entry_on_a_secret_its_own_external_secret_writes(tmp_path):
     assert sev == "info" and "ExternalSecret flux-system/cluster-secrets creates it, and wait: true polls that maker" in msg
 
 
+def _misnamed(release_elsewhere: bool) -> dict[str, str]:
+    extra = "wait: true\nhealthChecks:\n  - apiVersion: helm.toolkit.fluxcd.io/v2\n    kind: HelmRelease\n    name: operator\n    namespace: operators\n"
+    files = {
+        "clusters/demo/operator.yaml": ks("operator", "./operator", extra=extra),
+        "operator/repo.yaml": HELMREPO,
+        "operator/release.yaml": hr("operator-chart", "flux-system"),
+        **app("web", "dependsOn:\n  - name: operator\n"),
+    }
+    if release_elsewhere:
+        files["clusters/demo/other.yaml"] = ks("other", "./other")
+        files["other/release.yaml"] = hr("operator", "operators")
+    return files
+
+
+def test_ignored_entry_naming_nothing_the_cluster_has_is_advice(tmp_path):
+    # a misspelt name: no Kustomization applies HelmRelease operators/operator, and wait: true
+    # polls the HelmRelease the Kustomization does apply
+    [(_, sev, msg)] = findings(repo(tmp_path, _misnamed(False)), "health-check-never-runs")
+    assert sev == "info"
+    assert "no Kustomization of the cluster applies or makes HelmRelease operators/operator" in msg
+    assert "wait: true polls the HelmRelease flux-system/operator-chart" in msg
+
+
+def test_ignored_entry_naming_an_object_another_kustomization_applies_stays_a_warning(tmp_path):
+    [(_, sev, msg)] = findings(repo(tmp_path, _misnamed(True)), "health-check-never-runs")
+    assert sev == "warning" and "names nothing that exists" not in msg
+
+
+def test_ignored_entry_naming_nothing_is_not_judged_past_a_blind_spot(tmp_path):
+    # a Kustomization the model could not build could apply the named release
+    files = {**_misnamed(False), "clusters/demo/broken.yaml": ks("broken", "./missing")}
+    [(_, sev, _msg)] = findings(repo(tmp_path, files), "health-check-never-runs")
+    assert sev == "warning"
+
+
 POOL = "apiVersion: cilium.io/v2alpha1\nkind: CiliumL2AnnouncementPolicy\nmetadata:\n  name: l2\nspec: {}\n"
 
 

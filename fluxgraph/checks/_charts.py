@@ -211,6 +211,29 @@ def provides(rel: Release, group: str) -> Provider | None:
     return None
 
 
+def crds_turned_off(cluster: ClusterModel, hr: HelmReleaseNode) -> str | None:
+    """The table's reason why the chart of ``hr`` renders no CRD with the values the release
+    declares inline, if it renders none: every value that turns the chart's CRDs on is false
+    (or left at a false default). None when the chart is not in the table, has no such value,
+    or takes values from ``valuesFrom`` (not known)."""
+    name = chart_name(cluster, hr)
+    spec = as_dict(hr.obj.data.get("spec"))
+    if name is None or spec.get("valuesFrom"):
+        return None
+    values = as_dict(spec.get("values"))
+    for entry in CHART_CRDS:
+        if name not in entry.charts or not entry.gates:
+            continue
+        off = []
+        for path, default in entry.gates:
+            v = _value(values, path)
+            if (default if v is None else v) is not False:
+                return None
+            off.append(".".join(path) + (": false" if v is False else " (false by default)"))
+        return f"its values turn the chart's CRDs off ({', '.join(off)}; {entry.source})"
+    return None
+
+
 # -- charts installed outside Flux ----------------------------------------------------------------
 
 

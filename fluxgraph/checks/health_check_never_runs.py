@@ -20,7 +20,7 @@ from fluxgraph.checks._health import (
     runs_health_check,
     spec_has,
 )
-from fluxgraph.checks._ordering import HR_GROUP, KS_GROUP, apply_skipped, ks_location
+from fluxgraph.checks._ordering import HR_GROUP, KS_GROUP, apply_skipped, blind_spots, ks_location
 from fluxgraph.checks._subst import producers
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.findings import RawFinding, Severity
@@ -103,7 +103,30 @@ def _held_elsewhere(cluster: ClusterModel, ks: KustomizationNode, h: HealthCheck
         for p in producers(cluster, "Secret", h.namespace, h.name, ks.target):
             if p.how and p.obj.owner == ks.id:
                 return f"{p.how}, and wait: true polls that maker, which is Ready once the Secret is written"
-    return None
+    return _dead_entry(cluster, ks, h)
+
+
+def _dead_entry(cluster: ClusterModel, ks: KustomizationNode, h: HealthCheckEntry) -> str | None:
+    """An entry that names an object nothing in the cluster applies or makes (a misspelt name or
+    namespace), on a Kustomization whose ``wait: true`` polls the objects of that kind it does
+    apply: the gate its dependents rely on is the one ``wait: true`` keeps. Only where no blind
+    spot of the model (a Kustomization it could not fully build, a ResourceSet) could declare it:
+    an object the model cannot see is not "nothing"."""
+    if not h.namespace and not cluster.scopes.is_cluster_scoped(h.group, h.kind):
+        return None
+    mine = _applies(ks, h.group, h.kind)
+    ns = h.key(cluster, ks.target)[3]
+    if not mine or any(b.could_declare(ns) for b in blind_spots(cluster)):
+        return None
+    key = h.key(cluster, ks.target)
+    if any((o.ref.target, o.ref.group, o.ref.kind, o.ref.namespace, o.ref.name) == key for o in cluster.objects()):
+        return None
+    if producers(cluster, h.kind, ns, h.name, ks.target):
+        return None  # made by a controller (core kinds)
+    return (
+        f"no Kustomization of the cluster applies or makes {h.label()}, so the entry names nothing that exists, and "
+        f"wait: true polls the {h.kind} {_few(mine, 2)} that {ks.id} applies"
+    )
 
 
 def _few(items: list[str], n: int = 3) -> str:

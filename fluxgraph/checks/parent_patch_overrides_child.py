@@ -9,6 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 from fluxgraph.checks import CheckContext
+from fluxgraph.checks._charts import crds_turned_off
+from fluxgraph.checks._ordering import HR_GROUP
+from fluxgraph.cluster import ClusterModel
 from fluxgraph.findings import RawFinding, Severity
 from fluxgraph.flux import parse_duration
 from fluxgraph.model import Location, as_dict
@@ -28,8 +31,9 @@ def _plural(kinds: set[str], n: int) -> str:
     return f"{n} {kind}s" if n != 1 else kind
 
 
-def _summary(overrides: list[Override]) -> str:
-    """What one patch overrides, field by field: the value it sets over the values declared."""
+def _summary(overrides: list[Override], cluster: ClusterModel) -> str:
+    """What one patch overrides, field by field: the value it sets over the values declared,
+    and why a field is advice only where it is."""
     by_field: dict[tuple[str, str], list[Override]] = {}
     for o in overrides:
         by_field.setdefault((o.field, show(o.applied)), []).append(o)
@@ -38,7 +42,9 @@ def _summary(overrides: list[Override]) -> str:
         declared = sorted({show(o.written) for o in os})
         objs = sorted({_what(o) for o in os})
         who = f"{objs[0]} declares" if len(objs) == 1 else f"{_plural({o.obj.ref.kind for o in os}, len(objs))} declare"
-        parts.append(f"{field}: {applied} where {who} {' / '.join(declared[:3])}")
+        reasons = {advice_only(o, cluster) for o in os}
+        advice = f" (advice only: {reasons.pop()})" if len(reasons) == 1 and None not in reasons else ""
+        parts.append(f"{field}: {applied} where {who} {' / '.join(declared[:3])}{advice}")
     more = f", and {len(parts) - MAX_FIELDS} more field(s)" if len(parts) > MAX_FIELDS else ""
     return ", ".join(parts[:MAX_FIELDS]) + more
 
@@ -47,13 +53,15 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def advice_only(o: Override) -> str | None:
+def advice_only(o: Override, cluster: ClusterModel | None = None) -> str | None:
     """Why an override changes nothing a maintainer relies on, if it does not (the finding is
     info then). Measured on the corpora (docs/precision.md), the overrides maintainers act on
     are the guards a patch undoes (``retries: 0`` on a release whose upgrade must not be rolled
     back, ``remediateLastFailure: false``, ``prune: false``) and timeouts it shortens; a patch
     that harmonises remediation counts, lengthens a timeout or only marks the same
-    ``substituteFrom`` entries optional is the repository's defaults at work."""
+    ``substituteFrom`` entries optional is the repository's defaults at work; a CRD policy
+    (``install.crds``/``upgrade.crds``) over a release whose values turn the chart's CRDs off
+    (``fluxgraph.checks._charts``) has nothing to act on."""
     w, a = o.written, o.applied
     last = o.path[-1] if o.path else ""
     if last == "retries" and _is_int(w) and _is_int(a) and w != 0:
@@ -68,6 +76,10 @@ def advice_only(o: Override) -> str | None:
 
         if entries(w) <= entries(a):
             return "the same sources, only marked optional or added to"
+    if last == "crds" and cluster is not None and o.obj.ref.kind == "HelmRelease" and o.obj.ref.group == HR_GROUP:
+        hr = cluster.helm_releases.get(f"{o.obj.ref.namespace}/{o.obj.ref.name}")
+        if hr is not None:
+            return crds_turned_off(cluster, hr)
     return None
 
 
@@ -78,9 +90,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
     by_site: dict[Location, list[Override]] = {}
     for o in found:
         by_site.setdefault(o.site.location, []).append(o)
+    summaries: dict[Location, str] = {}
     for o in found:
         site = o.site
         siblings = by_site[site.location]
+        if site.location not in summaries:
+            summaries[site.location] = _summary(siblings, cluster)
         what = _what(o)
         kustomization = o.obj.owner
         if o.obj.ref.kind == "Kustomization" and o.obj.ref.group == "kustomize.toolkit.fluxcd.io":
@@ -90,7 +105,9 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             f"{what} declares {o.field}: {show(o.written)}, and Flux {applied}: {site.describe()}, a patch of "
             f"{site.target}, sets it whatever the object declares"
         )
-        why_not = advice_only(o)
+        why_not = advice_only(o, cluster)
+        if why_not is not None:
+            msg += f" (advice only: {why_not})"
         raw = ctx.finding(
             msg,
             o.location,
@@ -100,7 +117,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             subject=f"{o.obj.ref}|{o.field}",
             # one patch that overrides values in several objects: one finding at the patch
             cause=site.location,
-            cause_message=f"{site.patch_text()} overrides values that the objects declare themselves: {_summary(siblings)}",
+            cause_message=f"{site.patch_text()} overrides values that the objects declare themselves: {summaries[site.location]}",
             cause_subject=f"{site.written_in} spec.patches[{site.written_index}] overrides",
         )
         yield raw if why_not is None else replace(raw, severity=Severity.INFO)
