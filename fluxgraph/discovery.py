@@ -585,13 +585,121 @@ _KUBECTL_CREATE = re.compile(r"kubectl\s+create\s+(secret|configmap)\s+(?:generi
 _SCRIPT = re.compile(r"(^|/)(Taskfile[^/]*|justfile|Justfile|Makefile|[^/]*\.(sh|bash|just))$")
 
 
+_DOC_FILE = re.compile(r"(^|/)[^/]*\.(md|markdown)$", re.I)
+# a variable a script, Taskfile or justfile defines: NAME=value, NAME: value, NAME := value
+_VAR_DEF = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::=|:|=)\s*[\"']?([^\"'\n#{}$]*(?:(?:\{\{[^}]*\}\}|\$\{?\w+\}?)[^\"'\n#{}$]*)*)[\"']?\s*$", re.M)
+_VAR_USE = re.compile(r"\{\{-?\s*\.?([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_APPLY_TARGET = re.compile(r"(?:^|\s)(?:-f|--filename|-k|--kustomize)(?:=|\s+)(\S+)")
+_PIPED_FROM = re.compile(r"(?:^|\s)(?:sops\s+(?:-d|--decrypt)\b.*?|cat|op\s+inject\s+.*?-i)\s+(\S+)\s*$")
+
+
+def _resolve(path: str, defs: dict[str, str]) -> tuple[str, bool]:
+    """``path`` with the variables its file defines put in (a few rounds, for variables made
+    of variables), and whether what is left still starts with an unknown variable (then only
+    its tail after the last unknown one is known)."""
+    for _ in range(4):
+        new = _VAR_USE.sub(lambda m: defs.get(m.group(1) or m.group(2) or m.group(3), m.group(0)), path)
+        if new == path:
+            break
+        path = new
+    path = path.strip("\"'")
+    last = None
+    for m in _VAR_USE.finditer(path):
+        last = m
+    if last is not None:
+        return path[last.end() :], True
+    return path, False
+
+
+def _apply_targets(text: str) -> list[tuple[int, str, bool]]:
+    """``(line, path, partial)`` of what ``kubectl apply -f/-k`` reads in a script or a
+    document: the path given, or for ``-f -`` the file piped in (``sops --decrypt F |``,
+    ``cat F |``, ``op inject -i F |``)."""
+    defs = {m.group(1): m.group(2).strip() for m in _VAR_DEF.finditer(text)}
+    out = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i]
+        while line.rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            line = line.rstrip()[:-1] + " " + lines[i]
+        i += 1
+        if "kubectl" not in line or "apply" not in line:
+            continue
+        segments = re.split(r"\s\|\s", line)
+        for n, seg in enumerate(segments):
+            if not re.search(r"\bkubectl\b.*\bapply\b", seg):
+                continue
+            for m in _APPLY_TARGET.finditer(seg):
+                target = m.group(1)
+                if target == "-":
+                    piped = _PIPED_FROM.search(segments[n - 1]) if n else None
+                    if piped is None:
+                        continue
+                    target = piped.group(1)
+                path, partial = _resolve(target, defs)
+                if path and "://" not in path:
+                    out.append((start + 1, path, partial))
+    return out
+
+
+def _applied_files(cache: FileCache, f: str, path: str, partial: bool, files: list[str]) -> list[str]:
+    """The repository's YAML files a ``kubectl apply`` target of ``f`` names: a file, or the
+    YAML files of a folder (``-f dir`` and ``-k dir`` read the folder itself), relative to the
+    file's folder or to the repository's root; a path whose head is an unknown variable by its
+    tail, where exactly one file or folder of the repository ends with it."""
+    fs = cache.fs
+    path = path.rstrip("/")
+    candidates: list[str] = []
+    if partial:
+        tail = "/" + path.lstrip("/")
+        matches = sorted({g for g in files if ("/" + g).endswith(tail)})
+        dirs = sorted({posixpath.dirname(g) for g in files if ("/" + posixpath.dirname(g)).endswith(tail)})
+        if len(matches) + len(dirs) == 1:
+            candidates = matches or dirs
+    else:
+        for base in (posixpath.dirname(f), ""):
+            rel = posixpath.normpath(posixpath.join(base, path)) if not path.startswith("/") else ""
+            if rel and not rel.startswith("..") and fs.exists(rel):
+                candidates = [rel]
+                break
+    out = []
+    for c in candidates:
+        if fs.is_file(c):
+            out.append(c)
+        elif fs.is_dir(c):
+            out.extend(
+                g
+                for g in files
+                if posixpath.dirname(g) == c and g.endswith((".yaml", ".yml")) and posixpath.basename(g) not in KUSTOMIZATION_FILES
+            )
+    return out
+
+
 def bootstrap_objects(cache: FileCache, built: set[str]) -> dict[tuple[str, str], Location]:
     """The ConfigMaps and Secrets a bootstrap step of the repository creates before Flux, by
     (kind, name): documents in a ``bootstrap``/``setup``/``provision`` folder that no cluster's
-    build reads (YAML, or templates such as ``resources.yaml.j2`` read as text), and
-    ``kubectl create secret|configmap NAME`` in the repository's scripts and Taskfiles."""
+    build reads (YAML, or templates such as ``resources.yaml.j2`` read as text);
+    ``kubectl create secret|configmap NAME`` in the repository's scripts and Taskfiles; and the
+    files that ``kubectl apply -f/-k`` in its scripts, Taskfiles or its documents' bootstrap
+    steps (a README's "kubectl apply -f ./flux/vars/cluster-settings.yaml") applies, whether or
+    not Flux applies them too (located at the command)."""
     out: dict[tuple[str, str], Location] = {}
-    for f in cache.fs.walk_files(""):
+    files = cache.fs.walk_files("")
+    for f in files:
+        if (_SCRIPT.search(f) or _DOC_FILE.search(f)) and (text := _text(cache, f)) and "kubectl" in text:
+            for line, path, partial in _apply_targets(text):
+                for g in _applied_files(cache, f, path, partial, files):
+                    if not g.endswith((".yaml", ".yml", ".json")):
+                        continue
+                    for data, _ in _docs(cache, g):
+                        if isinstance(data, dict) and data.get("kind") in ("Secret", "ConfigMap"):
+                            name = as_str(as_dict(data.get("metadata")).get("name"))
+                            if name:
+                                out.setdefault((str(data["kind"]), name), Location(f, line))
+    for f in files:
         if f in built:
             continue
         if _BOOTSTRAP_DIR.search(posixpath.dirname(f) + "/"):

@@ -251,3 +251,45 @@ def test_a_bootstrap_step_of_the_repository_creates_the_object(tmp_path):
     assert [sev for sev, _ in got] == ["info", "info"]
     assert "bootstrap creates a ConfigMap cluster-vars before Flux runs (scripts/bootstrap.sh:2)" in got[0][1]
     assert "bootstrap creates a Secret cluster-secrets before Flux runs (bootstrap/resources.yaml.j2:" in got[1][1]
+
+
+def test_bootstrap_objects_that_scripts_and_documents_apply(tmp_path):
+    """kubectl apply -f/-k in a Taskfile (its variables put in, a path whose head stays unknown
+    matched by its tail), a sops pipe, and a README's bootstrap steps; a URL, a file the
+    repository does not have and a kubectl that does not apply are not read."""
+    from .conftest import gotk_sync, write_tree
+
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: flux-system\ndata: {{a: b}}\n"
+    secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {}\n  namespace: flux-system\nsops:\n  version: 3.8.1\n"
+    write_tree(
+        tmp_path,
+        {
+            "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+            "kubernetes/flux/vars/cluster-settings.yaml": cm.format("cluster-settings"),
+            "kubernetes/flux/vars/cluster-secrets.sops.yaml": secret.format("cluster-secrets"),
+            "kubernetes/bootstrap/kustomization.yaml": "resources: [cm.yaml]\n",
+            "kubernetes/bootstrap/cm.yaml": cm.format("from-kustomize"),
+            "docs/extra.yaml": cm.format("from-readme"),
+            "docs/untouched.yaml": cm.format("never-applied"),
+            ".taskfiles/Flux/Taskfile.yaml": (
+                "version: '3'\nvars:\n"
+                '  CLUSTER_SETTINGS_FILE: "{{.KUBERNETES_DIR}}/flux/vars/cluster-settings.yaml"\n'
+                '  CLUSTER_SECRETS_FILE: "{{.KUBERNETES_DIR}}/flux/vars/cluster-secrets.sops.yaml"\n'
+                "tasks:\n  bootstrap:\n    cmds:\n"
+                "      - kubectl apply --server-side --filename {{.CLUSTER_SETTINGS_FILE}}\n"
+                "      - sops --decrypt {{.CLUSTER_SECRETS_FILE}} | kubectl apply --server-side --filename -\n"
+                "      - kubectl apply --server-side \\\n          --kustomize {{.KUBERNETES_DIR}}/bootstrap\n"
+                "      - kubectl apply -f https://example.com/remote.yaml\n"
+                "      - kubectl apply -f {{.KUBERNETES_DIR}}/missing.yaml\n"
+                "      - kubectl get -f docs/untouched.yaml\n"
+            ),
+            "docs/README.md": "# Bootstrap\n\n```sh\nkubectl apply -f ./extra.yaml\n```\n",
+        },
+    )
+    got = {k: str(v) for k, v in fluxgraph.load(tmp_path).bootstrap_objects.items()}
+    assert got == {
+        ("ConfigMap", "cluster-settings"): ".taskfiles/Flux/Taskfile.yaml:8:1",
+        ("Secret", "cluster-secrets"): ".taskfiles/Flux/Taskfile.yaml:9:1",
+        ("ConfigMap", "from-kustomize"): ".taskfiles/Flux/Taskfile.yaml:10:1",
+        ("ConfigMap", "from-readme"): "docs/README.md:4:1",
+    }

@@ -785,3 +785,37 @@ def test_strings_lists_matching_values_in_document_order():
         node = gen(0)
         for needle in ("", "$", "${", "$${", "$$"):
             assert strings(node, ("p",), needle) == [(p, s) for p, s in reference(node, ("p",)) if needle in s]
+
+
+WATCHED = "metadata:\n  labels:\n    reconcile.fluxcd.io/watch: Enabled\n"
+
+
+def test_race_self_produced_watched_and_applied_elsewhere_too_is_advice(tmp_path):
+    """Both halves answered: the watch re-queues the Kustomization once its own apply changes
+    the object, and on a fresh cluster another Kustomization that does not wait for it applies
+    the object too, so a retry builds."""
+    r = _race_repo(tmp_path, "", settings_owner="infra")
+    settings = r / "infra/cluster-settings.yaml"
+    settings.write_text(settings.read_text().replace("metadata:\n", WATCHED, 1))
+    [f] = findings(r)
+    assert f.severity is Severity.WARNING and "a stale build lasts one reconcile" in f.message  # fresh: nothing else
+    (r / "settings/cluster-settings.yaml").write_text(settings.read_text())
+    kfile = r / "settings/kustomization.yaml"
+    kfile.write_text(kfile.read_text().replace("- cm.yaml", "- cm.yaml\n  - cluster-settings.yaml"))
+    [f] = findings(r)
+    assert f.severity is Severity.INFO
+    assert "on a fresh cluster Kustomization flux-system/settings, which does not wait for flux-system/infra, applies it too" in f.message
+    [f] = findings(r, flux_version="2.6")  # nothing watches it before Flux 2.7
+    assert f.severity is Severity.WARNING
+
+
+def test_race_self_produced_unused_and_bootstrapped_is_advice(tmp_path):
+    """The variables are not used by what the Kustomization substitutes, and the repository's
+    documented bootstrap applies the object before Flux (a README's kubectl apply -f)."""
+    r = _race_repo(tmp_path, "", settings_owner="infra")
+    (r / "infra/cm.yaml").write_text(configmap("a: b"))
+    [f] = findings(r)
+    assert f.severity is Severity.WARNING and "so a stale build changes nothing" in f.message
+    (r / "README.md").write_text("## Bootstrap\n\n```sh\nkubectl apply --server-side -f ./infra/cluster-settings.yaml\n```\n")
+    [f] = findings(r)
+    assert f.severity is Severity.INFO and "the repository's bootstrap creates it before Flux runs (README.md:4" in f.message

@@ -13,7 +13,7 @@ from fluxgraph.checks._ownership import depends_on_after, ks_object, ordered_aft
 from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path, tokens
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.findings import RawFinding, Severity
-from fluxgraph.model import as_dict
+from fluxgraph.model import Location, as_dict
 
 ID = "substitute-from-race"
 
@@ -75,6 +75,72 @@ def _provides(ks: KustomizationNode, target: str) -> set[str]:
     return {k for k, origin in ks.variable_origin.items() if origin.startswith(target)}
 
 
+def _labels(p: Producer) -> dict[str, str]:
+    return {str(k): str(v) for k, v in as_dict(as_dict(p.obj.data.get("metadata")).get("labels")).items()}
+
+
+def _self(
+    ctx: CheckContext,
+    ks: KustomizationNode,
+    own: Producer,
+    others: list[Producer],
+    target: str,
+    first: str,
+    loc: Location,
+    kind: str,
+    name: str,
+) -> RawFinding:
+    """A Kustomization that substitutes from what it applies (or makes) itself. Advice where
+    both halves of the hazard are answered:
+
+    - the stale build: kustomize-controller watches the object (Flux 2.7's
+      ``--watch-configs-label-selector``, fluxcd/kustomize-controller
+      ``requestsForConfigDependency``: a change re-queues every Kustomization that substitutes
+      from it, this one included), so a stale build lasts one reconcile; or none of the
+      variables it provides is used by what the Kustomization substitutes;
+    - the fresh cluster: the object arrives without this Kustomization (another Kustomization
+      that does not wait for it applies it too, or the repository's bootstrap creates it)."""
+    cluster = ctx.cluster
+    made = f"which it produces itself ({own.how})" if own.how else "which it applies itself"
+    raw = ctx.finding(
+        f"Kustomization {ks.id} substitutes from {target}, {made}: every build reads the values of the "
+        f"previous apply, and on a fresh cluster {first} before {target} exists",
+        loc,
+        kustomization=ks.id,
+        related=[own.obj.location],
+        subject=f"{ks.id}|{target}|self",
+        nofix=f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision",
+        **_cause(own),
+    )
+    if own.how:
+        return raw  # what a maker writes changes when its store does, not at this revision
+    if cluster.flux.watches(_labels(own)):
+        stale = (
+            f"; kustomize-controller watches {target} ({cluster.flux.watch_selector or 'reconcile.fluxcd.io/watch: Enabled'}) "
+            f"and reconciles {ks.id} again as soon as its apply changes it, so a stale build lasts one reconcile"
+        )
+    elif not _provides(ks, target) & _referenced(cluster).get(ks.id, set()):
+        stale = f"; none of the variables {target} provides is used by the objects {ks.id} substitutes, so a stale build changes nothing"
+    else:
+        return raw
+    # another Kustomization that can apply it without this one (not applied by it, not ordered
+    # after it): the build fails until that one has applied the object, then a retry succeeds
+    other = next((q for q in others if not q.how and not ordered_after(cluster, q.owner, ks.id)), None)
+    boot = ctx.repo.bootstrap_objects.get((kind, name))
+    if other is not None:
+        fresh = (
+            f"; on a fresh cluster Kustomization {other.owner}, which does not wait for {ks.id}, applies it too "
+            f"({other.obj.location}), and a retry builds once it has"
+        )
+        related = other.obj.location
+    elif boot is not None:
+        fresh = f"; on a fresh cluster the repository's bootstrap creates it before Flux runs ({boot})"
+        related = boot
+    else:
+        return replace(raw, message=raw.message + stale)
+    return replace(raw, message=raw.message + stale + fresh, related=(*raw.related, related), severity=Severity.INFO)
+
+
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     for ks in cluster.kustomizations.values():
@@ -97,17 +163,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             )
             own = [p for p in prods if p.owner == ks.id]
             if own:
-                made = f"which it produces itself ({own[0].how})" if own[0].how else "which it applies itself"
-                yield ctx.finding(
-                    f"Kustomization {ks.id} substitutes from {target}, {made}: every build reads the values of the "
-                    f"previous apply, and on a fresh cluster {first} before {target} exists",
-                    loc,
-                    kustomization=ks.id,
-                    related=[own[0].obj.location],
-                    subject=f"{ks.id}|{target}|self",
-                    nofix=f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision",
-                    **_cause(own[0]),
-                )
+                yield _self(ctx, ks, own[0], [p for p in prods if p.owner != ks.id], target, first, loc, sf.kind, sf.name)
                 continue
             # what an operator writes from an external store is not of the revision: its arrival
             # on a cold boot is generated-secret-not-awaited's (a copy of a repository object is)
@@ -135,9 +191,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 **_cause(p),
             )
             raw = replace(raw, details=tuple(sorted(fix_details.items())))
-            labels = {str(k): str(v) for k, v in as_dict(as_dict(p.obj.data.get("metadata")).get("labels")).items()}
             used = _provides(ks, target) & _referenced(cluster).get(ks.id, set())
-            if cluster.flux.watches(labels):
+            if cluster.flux.watches(_labels(p)):
                 raw = replace(
                     raw,
                     message=f"{raw.message}; kustomize-controller watches {target} ({cluster.flux.watch_selector or 'reconcile.fluxcd.io/watch: Enabled'}) "
