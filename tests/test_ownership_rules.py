@@ -660,3 +660,16 @@ def test_the_same_protected_object_in_two_folders_is_advice(tmp_path):
     assert f.severity.value == "info" and "only the owner labels flip" in f.message
     [f] = findings(repo(tmp_path / "one-kept", _twice(kept, cm("x", "default"))), "object-applied-twice")
     assert f.severity.value == "warning"
+
+
+def test_protected_copies_that_differ_only_in_labels_are_advice(tmp_path):
+    """A Namespace two Kustomizations declare, each copy protected (one by a label, one by an
+    annotation: Flux reads both), differing in their labels: nothing is deleted, the labels flip."""
+    by_label = cm("x", "default", "labels:\n    kustomize.toolkit.fluxcd.io/prune: disabled\n    team: a")
+    by_annotation = cm("x", "default", "annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled")
+    [f] = findings(repo(tmp_path / "labels", _twice(by_label, by_annotation)), "object-applied-twice")
+    assert f.severity.value == "info" and "differ only in labels and annotations" in f.message
+    other_data = by_annotation.replace("a: b", "a: c")
+    assert other_data != by_annotation
+    [f] = findings(repo(tmp_path / "data", _twice(by_label, other_data)), "object-applied-twice")
+    assert f.severity.value == "warning"  # the data flips with every reconcile

@@ -60,11 +60,17 @@ def advice_only(decls: list[AppliedObject]) -> str | None:
     """Why two owners of one object cannot delete anything a maintainer would miss, if so (the
     finding is info then): every copy is the same object and every copy is protected from
     pruning (``prune: disabled``, ``ssa: Ignore``: kustomize-controller ``deleteObjects`` skips
-    it, so only the owner labels flip); or the copies are the same chart source (a
+    it, so only the owner labels flip), or every copy is protected and they differ only in
+    their labels and annotations (which flip between reconciles, nothing is deleted); or the copies are the same chart source (a
     HelmRepository or OCIRepository several apps share), whose deletion by one owner fails the
     others' HelmReleases only until another owner applies it again."""
-    if all(gc_protection(o) is not None for o in decls) and _same(decls, metadata=True):
-        return "every copy is the same and protected from pruning, so only the owner labels flip"
+    if all(gc_protection(o) is not None for o in decls) and _same(decls, metadata=False):
+        if _same(decls, metadata=True):
+            return "every copy is the same and protected from pruning, so only the owner labels flip"
+        return (
+            "every copy is protected from pruning and they differ only in labels and annotations, which flip "
+            "between the owners' reconciles"
+        )
     if decls[0].ref.kind in FLUX_SOURCES and decls[0].ref.group == "source.toolkit.fluxcd.io" and _same(decls, metadata=False):
         return (
             "every copy is the same source: if one owner deletes it, the others' releases fail only until "

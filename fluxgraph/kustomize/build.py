@@ -23,6 +23,8 @@ plugins are reported as not evaluated and the build is marked incomplete.
 
 from __future__ import annotations
 
+import json
+
 import errno
 import posixpath
 import re
@@ -169,8 +171,9 @@ class Builder:
         file build like Flux's generated one.
         """
         ctx = _Ctx(problems=[], files=set())
-        if overlay is None:
-            memo = self._memo.get(path) if generate else None
+        key: str | None = path if generate else None
+        if overlay is None and key is not None:
+            memo = self._memo.get(key)
             if memo is not None:
                 res, probs, incomplete, files = memo
                 return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files))
@@ -178,6 +181,13 @@ class Builder:
             kfile, kdata = self._kustomization_for(path, ctx, generate=generate)
             if overlay is not None:
                 kdata = overlay(kdata)
+                # the same directory with the same overlaid kustomization builds the same: a
+                # cluster walked again (admission, strictness, a second root) reuses it
+                key = f"{path}\0{json.dumps(kdata, sort_keys=True, default=str)}" if generate else None
+                memo = self._memo.get(key) if key is not None else None
+                if memo is not None:
+                    res, probs, incomplete, files = memo
+                    return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files))
             resources = self._build_kustomization(path, kfile, kdata, ctx, is_component=False)
             resources = self._finish(resources, ctx)
             # local configuration is the build's input only: kustomize leaves it out of what it
@@ -188,8 +198,8 @@ class Builder:
             ctx.problems.append(f.problem)
             resources = []
         result = BuildResult(resources, ctx.problems, ctx.incomplete, ctx.files)
-        if overlay is None and generate:
-            self._memo[path] = ([r.copy() for r in resources], list(ctx.problems), ctx.incomplete, set(ctx.files))
+        if key is not None:
+            self._memo[key] = ([r.copy() for r in resources], list(ctx.problems), ctx.incomplete, set(ctx.files))
         return result
 
     def reach(self, path: str, limit: int = 20_000) -> set[str]:

@@ -199,11 +199,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument(
+        "--repo",
+        action="append",
+        default=None,
+        help="measure this repository of --corpus instead of the default targets (repeatable; no bar)",
+    )
     ap.add_argument("--synthetic", default="10,100,1000,10000")
     ap.add_argument("--command", default="all", choices=["graph", "check", "explain", "diff", "all"])
     ap.add_argument("--no-bytecode", action="store_true", help="compile fluxgraph's sources in every run (see the module doc)")
     opts = ap.parse_args()
     commands = ["graph", "check", "explain", "diff"] if opts.command == "all" else [opts.command]
+    targets = [(name, [], None) for name in opts.repo] if opts.repo else TARGETS
 
     with tempfile.TemporaryDirectory() as scratch:
         env = dict(os.environ)
@@ -230,7 +237,7 @@ def main() -> None:
             Job("start-up (fluxgraph --version)", ["--version"]),
         ]
         if {"graph", "check"} & set(commands):
-            for name, _extra, _bar in TARGETS:
+            for name, _extra, _bar in targets:
                 path = opts.corpus / name
                 if path.is_dir():
                     listing = Path(scratch) / f"{name}.files"
@@ -240,7 +247,7 @@ def main() -> None:
                         jobs.append(Job(f"floor-{kind} {name}", [], program=argv))
         for command in commands:
             if command in ("graph", "check"):
-                for name, extra, bar in TARGETS:
+                for name, extra, bar in targets:
                     path = opts.corpus / name
                     if path.is_dir():
                         jobs.append(Job(f"{command} {name}", [command, str(path), "--format", "json", *extra], bar))
