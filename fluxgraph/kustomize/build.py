@@ -23,9 +23,8 @@ plugins are reported as not evaluated and the build is marked incomplete.
 
 from __future__ import annotations
 
-import json
-
 import errno
+import json
 import posixpath
 import re
 from collections.abc import Callable, Collection, Iterator
