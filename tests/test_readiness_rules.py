@@ -432,13 +432,13 @@ def test_ignored_entry_naming_nothing_the_cluster_has_is_advice(tmp_path):
     # polls the HelmRelease the Kustomization does apply
     [(_, sev, msg)] = findings(repo(tmp_path, _misnamed(False)), "health-check-never-runs")
     assert sev == "info"
-    assert "no Kustomization of the cluster applies or makes HelmRelease operators/operator" in msg
+    assert "no Kustomization of the cluster applies or makes HelmRelease operators/operator (a misspelt name" in msg
     assert "wait: true polls the HelmRelease flux-system/operator-chart" in msg
 
 
 def test_ignored_entry_naming_an_object_another_kustomization_applies_stays_a_warning(tmp_path):
     [(_, sev, msg)] = findings(repo(tmp_path, _misnamed(True)), "health-check-never-runs")
-    assert sev == "warning" and "names nothing that exists" not in msg
+    assert sev == "warning" and "no Kustomization of the cluster applies or makes" not in msg
 
 
 def test_ignored_entry_naming_nothing_is_not_judged_past_a_blind_spot(tmp_path):
@@ -476,3 +476,35 @@ def test_chart_crd_rendered_by_a_kustomize_helmcharts_bootstrap(tmp_path):
     files = _cilium(boot)
     [(_, sev, msg)] = findings(repo(tmp_path, files), "chart-crd-not-awaited")
     assert sev == "info" and "a kustomize helmCharts bootstrap of this repository" in msg and "bootstrap/cni/kustomization.yaml" in msg
+
+
+def test_ignored_entry_without_namespace_on_a_secret_its_own_external_secret_writes(tmp_path):
+    extra = "wait: true\nhealthChecks:\n  - apiVersion: v1\n    kind: Secret\n    name: cluster-secrets\n"
+    files = {**secrets_tier(extra), **app("web", "dependsOn:\n  - name: secrets\n")}
+    [(_, sev, msg)] = findings(repo(tmp_path, files), "health-check-never-runs")
+    assert sev == "info" and "ExternalSecret flux-system/cluster-secrets creates it, and wait: true polls that maker" in msg
+
+
+MAP_V1BETA1 = (
+    "apiVersion: admissionregistration.k8s.io/v1beta1\nkind: MutatingAdmissionPolicy\nmetadata:\n  name: ttl\n"
+    "spec:\n  matchConstraints: {}\n"
+)
+
+
+def test_ignored_entry_on_an_api_service_the_kustomization_applies_objects_of(tmp_path):
+    """An APIService v1beta1.admissionregistration.k8s.io gate on a Kustomization that applies a
+    MutatingAdmissionPolicy of that version: the apply fails until the API is served."""
+    extra = (
+        "wait: true\nhealthChecks:\n  - apiVersion: apiregistration.k8s.io/v1\n    kind: APIService\n"
+        "    name: v1beta1.admissionregistration.k8s.io\n"
+    )
+    files = {
+        "clusters/demo/policies.yaml": ks("policies", "./policies", extra=extra),
+        "policies/map.yaml": MAP_V1BETA1,
+        **app("web", "dependsOn:\n  - name: policies\n"),
+    }
+    [(_, sev, msg)] = findings(repo(tmp_path, files), "health-check-never-runs")
+    assert sev == "info" and "applies MutatingAdmissionPolicy ttl of admissionregistration.k8s.io/v1beta1" in msg
+    files["policies/map.yaml"] = MAP_V1BETA1.replace("v1beta1", "v1")
+    [(_, sev, _msg)] = findings(repo(tmp_path / "v1", files), "health-check-never-runs")
+    assert sev == "warning"

@@ -99,10 +99,23 @@ def _held_elsewhere(cluster: ClusterModel, ks: KustomizationNode, h: HealthCheck
         node = cluster.kustomizations.get(dep)
         if helm_kind and node is not None and node.spec.wait and _waiting_releases(node):
             return f"its dependency {dep} waits for HelmRelease {_few(_waiting_releases(node), 2)}, whose helm wait covers a {h.kind} the chart renders"
-    if (h.group, h.kind) == ("", "Secret") and h.namespace:
-        for p in producers(cluster, "Secret", h.namespace, h.name, ks.target):
-            if p.how and p.obj.owner == ks.id:
-                return f"{p.how}, and wait: true polls that maker, which is Ready once the Secret is written"
+    if (h.group, h.kind) == ("", "Secret"):
+        # an entry without a namespace: the Secret of that name a maker this Kustomization
+        # applies writes, in whichever namespace (as for an applied object, above)
+        spaces = [h.namespace] if h.namespace else sorted({o.ref.namespace for o in ks.objects if o.ref.namespace})
+        for ns in spaces:
+            for p in producers(cluster, "Secret", ns, h.name, ks.target):
+                if p.how and p.obj.owner == ks.id:
+                    return f"{p.how}, and wait: true polls that maker, which is Ready once the Secret is written"
+    if (h.group, h.kind) == ("apiregistration.k8s.io", "APIService") and "." in h.name:
+        version, group = h.name.split(".", 1)
+        served = [o for o in ks.objects if o.data.get("apiVersion") == f"{group}/{version}" and not apply_skipped(o)]
+        if served:
+            o = served[0]
+            return (
+                f"{ks.id} applies {o.ref.kind} {o.ref.name} of {group}/{version} ({o.location}), whose apply fails "
+                "unless the API server serves that version, so the Kustomization is not Ready before it does"
+            )
     return _dead_entry(cluster, ks, h)
 
 
@@ -124,8 +137,8 @@ def _dead_entry(cluster: ClusterModel, ks: KustomizationNode, h: HealthCheckEntr
     if producers(cluster, h.kind, ns, h.name, ks.target):
         return None  # made by a controller (core kinds)
     return (
-        f"no Kustomization of the cluster applies or makes {h.label()}, so the entry names nothing that exists, and "
-        f"wait: true polls the {h.kind} {_few(mine, 2)} that {ks.id} applies"
+        f"no Kustomization of the cluster applies or makes {h.label()} (a misspelt name or namespace, or an object "
+        f"created outside Flux), and wait: true polls the {h.kind} {_few(mine, 2)} that {ks.id} applies"
     )
 
 
