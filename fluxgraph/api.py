@@ -51,9 +51,9 @@ class Repository:
     # helmCharts bootstrap Flux does not build (``discovery.bootstrap_charts``)
     helmfile_releases: dict[str, Location] = field(default_factory=dict)
     bootstrap_charts: dict[str, Location] = field(default_factory=dict)
-    # ConfigMaps and Secrets a bootstrap step of the repository creates before Flux, by (kind,
-    # name) (``discovery.bootstrap_objects``)
-    bootstrap_objects: dict[tuple[str, str], Location] = field(default_factory=dict)
+    # ConfigMaps, Secrets and Namespaces a bootstrap step of the repository creates before Flux,
+    # by (kind, namespace or "", name) (``discovery.bootstrap_objects``, ``discovery.bootstrapped``)
+    bootstrap_objects: dict[tuple[str, str, str], Location] = field(default_factory=dict)
 
 
 def flux_is_strict(version: str | None) -> bool:

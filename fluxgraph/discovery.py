@@ -580,8 +580,10 @@ def bootstrap_charts(cache: FileCache, built: set[str]) -> dict[str, Location]:
 
 
 _BOOTSTRAP_DIR = re.compile(r"(^|/)(bootstrap|setup|provision)(/|$)", re.I)
-_TEMPLATE_DOC = re.compile(r"^kind:\s*(Secret|ConfigMap)\s*$.*?^\s+name:\s*['\"]?([A-Za-z0-9][\w.-]*)", re.M | re.S)
-_KUBECTL_CREATE = re.compile(r"kubectl\s+create\s+(secret|configmap)\s+(?:generic\s+|tls\s+|docker-registry\s+)?([A-Za-z0-9][\w.-]*)")
+_TEMPLATE_DOC = re.compile(r"^kind:\s*(Secret|ConfigMap|Namespace)\s*$.*?^\s+name:\s*['\"]?([A-Za-z0-9][\w.-]*)", re.M | re.S)
+_KUBECTL_CREATE = re.compile(
+    r"kubectl\s+(?:(?:-n|--namespace)(?:=|\s+)\S+\s+)?create\s+(secret|configmap|namespace|ns)\s+(?:generic\s+|tls\s+|docker-registry\s+)?([A-Za-z0-9][\w.-]*)"
+)
 _SCRIPT = re.compile(r"(^|/)(Taskfile[^/]*|justfile|Justfile|Makefile|[^/]*\.(sh|bash|just))$")
 
 
@@ -593,25 +595,33 @@ _APPLY_TARGET = re.compile(r"(?:^|\s)(?:-f|--filename|-k|--kustomize)(?:=|\s+)(\
 _PIPED_FROM = re.compile(r"(?:^|\s)(?:sops\s+(?:-d|--decrypt)\b.*?|cat|op\s+inject\s+.*?-i)\s+(\S+)\s*$")
 
 
-def _resolve(path: str, defs: dict[str, str]) -> tuple[str, bool]:
+def _resolve(path: str, defs: dict[str, str]) -> tuple[str, re.Pattern[str] | None]:
     """``path`` with the variables its file defines put in (a few rounds, for variables made
-    of variables), and whether what is left still starts with an unknown variable (then only
-    its tail after the last unknown one is known)."""
+    of variables); where some stay unknown, a pattern for the repository paths it can name
+    instead: an unknown variable at the head stands for any prefix, one further on for one
+    path segment (``${ROOT_DIR}/kubernetes/${CLUSTER}/flux/vars``)."""
     for _ in range(4):
         new = _VAR_USE.sub(lambda m: defs.get(m.group(1) or m.group(2) or m.group(3), m.group(0)), path)
         if new == path:
             break
         path = new
     path = path.strip("\"'")
-    last = None
-    for m in _VAR_USE.finditer(path):
-        last = m
-    if last is not None:
-        return path[last.end() :], True
-    return path, False
+    parts = _VAR_USE.split(path)
+    if len(parts) == 1:
+        return path, None
+    while parts[0].startswith("./"):
+        parts[0] = parts[0][2:]
+    # re.split with the pattern's three groups: text, g1, g2, g3, text, ...
+    texts = parts[::4]
+    rx = "" if texts[0] else "(?:.*/)?"
+    for n, text in enumerate(texts):
+        if n:
+            rx += "[^/]+" if (n > 1 or texts[0]) else ""
+        rx += re.escape(text.lstrip("/") if n == 1 and not texts[0] else text)
+    return path, re.compile(rx.strip("/") + r"/?\Z")
 
 
-def _apply_targets(text: str) -> list[tuple[int, str, bool]]:
+def _apply_targets(text: str) -> list[tuple[int, str, re.Pattern[str] | None]]:
     """``(line, path, partial)`` of what ``kubectl apply -f/-k`` reads in a script or a
     document: the path given, or for ``-f -`` the file piped in (``sops --decrypt F |``,
     ``cat F |``, ``op inject -i F |``)."""
@@ -639,26 +649,31 @@ def _apply_targets(text: str) -> list[tuple[int, str, bool]]:
                     if piped is None:
                         continue
                     target = piped.group(1)
-                path, partial = _resolve(target, defs)
+                path, pattern = _resolve(target, defs)
                 if path and "://" not in path:
-                    out.append((start + 1, path, partial))
+                    out.append((start + 1, path, pattern))
     return out
 
 
-def _applied_files(cache: FileCache, f: str, path: str, partial: bool, files: list[str]) -> list[str]:
+def _applied_files(cache: FileCache, f: str, path: str, pattern: re.Pattern[str] | None, files: list[str]) -> list[str]:
     """The repository's YAML files a ``kubectl apply`` target of ``f`` names: a file, or the
     YAML files of a folder (``-f dir`` and ``-k dir`` read the folder itself), relative to the
-    file's folder or to the repository's root; a path whose head is an unknown variable by its
-    tail, where exactly one file or folder of the repository ends with it."""
+    file's folder or to the repository's root; a path with variables the file does not define
+    by its pattern (``_resolve``), every file or folder of the repository it matches (a step
+    run once per cluster applies each cluster's file), up to ``MAX_TEMPLATED_MATCHES``."""
     fs = cache.fs
     path = path.rstrip("/")
     candidates: list[str] = []
-    if partial:
-        tail = "/" + path.lstrip("/")
-        matches = sorted({g for g in files if ("/" + g).endswith(tail)})
-        dirs = sorted({posixpath.dirname(g) for g in files if ("/" + posixpath.dirname(g)).endswith(tail)})
-        if len(matches) + len(dirs) == 1:
-            candidates = matches or dirs
+    if pattern is not None:
+        here = posixpath.dirname(f)
+
+        def named(p: str) -> bool:  # relative to the repository's root or to the file's folder
+            return bool(pattern.match(p)) or (bool(here) and p.startswith(here + "/") and bool(pattern.match(p[len(here) + 1 :])))
+
+        dirs = {posixpath.dirname(g) for g in files}
+        candidates = sorted({g for g in files if named(g)} | {d for d in dirs if d and named(d)})
+        if len(candidates) > MAX_TEMPLATED_MATCHES:
+            candidates = []  # a pattern that loose says nothing about which file the step applies
     else:
         for base in (posixpath.dirname(f), ""):
             rel = posixpath.normpath(posixpath.join(base, path)) if not path.startswith("/") else ""
@@ -678,49 +693,83 @@ def _applied_files(cache: FileCache, f: str, path: str, partial: bool, files: li
     return out
 
 
-def bootstrap_objects(cache: FileCache, built: set[str]) -> dict[tuple[str, str], Location]:
-    """The ConfigMaps and Secrets a bootstrap step of the repository creates before Flux, by
-    (kind, name): documents in a ``bootstrap``/``setup``/``provision`` folder that no cluster's
-    build reads (YAML, or templates such as ``resources.yaml.j2`` read as text);
-    ``kubectl create secret|configmap NAME`` in the repository's scripts and Taskfiles; and the
-    files that ``kubectl apply -f/-k`` in its scripts, Taskfiles or its documents' bootstrap
-    steps (a README's "kubectl apply -f ./flux/vars/cluster-settings.yaml") applies, whether or
-    not Flux applies them too (located at the command)."""
-    out: dict[tuple[str, str], Location] = {}
+MAX_TEMPLATED_MATCHES = 20
+
+
+BOOTSTRAP_KINDS = ("Secret", "ConfigMap", "Namespace")
+BootKey = tuple[str, str, str]  # (kind, namespace, name); namespace "" where the step does not say
+
+
+def _doc_key(data: Any) -> BootKey | None:
+    if not isinstance(data, dict) or data.get("kind") not in BOOTSTRAP_KINDS:
+        return None
+    md = as_dict(data.get("metadata"))
+    name = as_str(md.get("name"))
+    if not name:
+        return None
+    ns = "" if data["kind"] == "Namespace" else as_str(md.get("namespace")) or ""
+    return (str(data["kind"]), ns, name)
+
+
+_NS_FLAG = re.compile(r"(?:^|\s)(?:-n|--namespace)(?:=|\s+)([A-Za-z0-9][\w.-]*)")
+
+
+def bootstrap_objects(cache: FileCache, built: set[str]) -> dict[BootKey, Location]:
+    """The ConfigMaps, Secrets and Namespaces a bootstrap step of the repository creates before
+    Flux, by (kind, namespace, name), the namespace empty where the step does not say it:
+    documents in a ``bootstrap``/``setup``/``provision`` folder that no cluster's build reads
+    (YAML, or templates such as ``resources.yaml.j2`` read as text);
+    ``kubectl create secret|configmap|namespace NAME`` in the repository's scripts and
+    Taskfiles; and the files that ``kubectl apply -f/-k`` in its scripts, Taskfiles or its
+    documents' bootstrap steps (a README's "kubectl apply -f ./flux/vars/cluster-settings.yaml")
+    applies, whether or not Flux applies them too (located at the command). Look one up with
+    ``bootstrapped``."""
+    out: dict[BootKey, Location] = {}
     files = cache.fs.walk_files("")
     for f in files:
         if (_SCRIPT.search(f) or _DOC_FILE.search(f)) and (text := _text(cache, f)) and "kubectl" in text:
-            for line, path, partial in _apply_targets(text):
-                for g in _applied_files(cache, f, path, partial, files):
+            for line, path, pattern in _apply_targets(text):
+                for g in _applied_files(cache, f, path, pattern, files):
                     if not g.endswith((".yaml", ".yml", ".json")):
                         continue
                     for data, _ in _docs(cache, g):
-                        if isinstance(data, dict) and data.get("kind") in ("Secret", "ConfigMap"):
-                            name = as_str(as_dict(data.get("metadata")).get("name"))
-                            if name:
-                                out.setdefault((str(data["kind"]), name), Location(f, line))
+                        if (key := _doc_key(data)) is not None:
+                            out.setdefault(key, Location(f, line))
     for f in files:
         if f in built:
             continue
         if _BOOTSTRAP_DIR.search(posixpath.dirname(f) + "/"):
             if f.endswith((".yaml", ".yml")):
                 for data, line in _docs(cache, f):
-                    if isinstance(data, dict) and data.get("kind") in ("Secret", "ConfigMap"):
-                        name = as_str(as_dict(data.get("metadata")).get("name"))
-                        if name:
-                            out.setdefault((str(data["kind"]), name), Location(f, line))
+                    if (key := _doc_key(data)) is not None:
+                        out.setdefault(key, Location(f, line))
                 continue
             if f.endswith((".j2", ".tmpl", ".tpl", ".gotmpl")):
                 text = _text(cache, f)
                 for doc in re.split(r"^---\s*$", text, flags=re.M):
                     m = _TEMPLATE_DOC.search(doc)
                     if m:
-                        out.setdefault((m.group(1), m.group(2)), Location(f, text[: text.find(doc)].count("\n") + 1))
+                        kind = m.group(1)
+                        nsm = re.search(r"^\s+namespace:\s*['\"]?([A-Za-z0-9][\w.-]*)", doc, re.M)
+                        ns = nsm.group(1) if nsm and kind != "Namespace" else ""
+                        out.setdefault((kind, ns, m.group(2)), Location(f, text[: text.find(doc)].count("\n") + 1))
                 continue
         if _SCRIPT.search(f):
             text = _text(cache, f)
             for m in _KUBECTL_CREATE.finditer(text):
-                kind = "Secret" if m.group(1) == "secret" else "ConfigMap"
-                out.setdefault((kind, m.group(2)), Location(f, text[: m.start()].count("\n") + 1))
+                what = m.group(1)
+                kind = {"secret": "Secret", "configmap": "ConfigMap"}.get(what, "Namespace")
+                rest = text[m.end() : text.find("\n", m.end()) if "\n" in text[m.end() :] else len(text)]
+                nsm = _NS_FLAG.search(rest) or _NS_FLAG.search(m.group(0))
+                ns = nsm.group(1) if nsm and kind != "Namespace" else ""
+                out.setdefault((kind, ns, m.group(2)), Location(f, text[: m.start()].count("\n") + 1))
     return out
+
+
+def bootstrapped(boot: dict[BootKey, Location], kind: str, namespace: str, name: str) -> Location | None:
+    """Where the repository's bootstrap creates ``kind namespace/name`` (``bootstrap_objects``):
+    in that namespace, or in one the step does not say."""
+    if kind == "Namespace":
+        return boot.get((kind, "", name))
+    return boot.get((kind, namespace, name)) or boot.get((kind, "", name))
 

@@ -284,12 +284,54 @@ def test_bootstrap_objects_that_scripts_and_documents_apply(tmp_path):
                 "      - kubectl get -f docs/untouched.yaml\n"
             ),
             "docs/README.md": "# Bootstrap\n\n```sh\nkubectl apply -f ./extra.yaml\n```\n",
+            "scripts/namespaces.sh": (
+                "#!/bin/sh\nkubectl create namespace external-secrets\n"
+                "kubectl -n external-secrets create secret generic connect-token --from-literal=t=x\n"
+                "kubectl create configmap anywhere --from-literal=a=b\n"
+            ),
         },
     )
+    from fluxgraph.discovery import bootstrapped
+
     got = {k: str(v) for k, v in fluxgraph.load(tmp_path).bootstrap_objects.items()}
     assert got == {
-        ("ConfigMap", "cluster-settings"): ".taskfiles/Flux/Taskfile.yaml:8:1",
-        ("Secret", "cluster-secrets"): ".taskfiles/Flux/Taskfile.yaml:9:1",
-        ("ConfigMap", "from-kustomize"): ".taskfiles/Flux/Taskfile.yaml:10:1",
-        ("ConfigMap", "from-readme"): "docs/README.md:4:1",
+        ("ConfigMap", "flux-system", "cluster-settings"): ".taskfiles/Flux/Taskfile.yaml:8:1",
+        ("Secret", "flux-system", "cluster-secrets"): ".taskfiles/Flux/Taskfile.yaml:9:1",
+        ("ConfigMap", "flux-system", "from-kustomize"): ".taskfiles/Flux/Taskfile.yaml:10:1",
+        ("ConfigMap", "flux-system", "from-readme"): "docs/README.md:4:1",
+        ("Namespace", "", "external-secrets"): "scripts/namespaces.sh:2:1",
+        ("Secret", "external-secrets", "connect-token"): "scripts/namespaces.sh:3:1",
+        ("ConfigMap", "", "anywhere"): "scripts/namespaces.sh:4:1",
     }
+    boot = fluxgraph.load(tmp_path).bootstrap_objects
+    assert bootstrapped(boot, "Secret", "external-secrets", "connect-token") is not None
+    assert bootstrapped(boot, "Secret", "flux-system", "connect-token") is None  # another namespace
+    assert bootstrapped(boot, "ConfigMap", "default", "anywhere") is not None  # the step does not say
+
+
+def test_bootstrap_paths_templated_by_cluster_match_every_cluster(tmp_path):
+    """${ROOT_DIR}/kubernetes/${CLUSTER}/...: each unknown variable stands for one path segment
+    (the leading one for any prefix), and every file it matches is a bootstrap object."""
+    from .conftest import write_tree
+
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: flux-system\ndata: {{a: b}}\n"
+    write_tree(
+        tmp_path,
+        {
+            "kubernetes/main/flux/vars/cluster-settings.yaml": cm.format("main-settings"),
+            "kubernetes/edge/flux/vars/cluster-settings.yaml": cm.format("edge-settings"),
+            "kubernetes/edge/other/cluster-settings.yaml": cm.format("not-this-one"),
+            "scripts/bootstrap-apps.sh": (
+                '#!/usr/bin/env bash\nkubectl apply --server-side -f "${ROOT_DIR}/kubernetes/${CLUSTER}/flux/vars/cluster-settings.yaml"\n'
+            ),
+        },
+    )
+    got = {k[2] for k in bootstrap_objects_of(tmp_path)}
+    assert got == {"main-settings", "edge-settings"}
+
+
+def bootstrap_objects_of(path):
+    from fluxgraph.discovery import FileCache, bootstrap_objects
+    from fluxgraph.repofs import RepoFS
+
+    return bootstrap_objects(FileCache(RepoFS(path)), set())

@@ -819,3 +819,52 @@ def test_race_self_produced_unused_and_bootstrapped_is_advice(tmp_path):
     (r / "README.md").write_text("## Bootstrap\n\n```sh\nkubectl apply --server-side -f ./infra/cluster-settings.yaml\n```\n")
     [f] = findings(r)
     assert f.severity is Severity.INFO and "the repository's bootstrap creates it before Flux runs (README.md:4" in f.message
+
+
+CES = """\
+apiVersion: external-secrets.io/v1
+kind: ClusterExternalSecret
+metadata:
+  name: cluster-secrets
+spec:
+  namespaces: [flux-system]
+  externalSecretSpec:
+    target:
+      name: cluster-secrets
+"""
+
+
+def test_an_object_only_a_later_maker_writes_cannot_bootstrap(tmp_path):
+    """The root substitutes from a Secret that only a ClusterExternalSecret of a child writes:
+    on a fresh cluster the root's build fails, so the child never comes (an ancestor of the
+    maker waits for its output). Advice where the repository's bootstrap creates it."""
+    pb = "postBuild:\n  substituteFrom:\n    - kind: Secret\n      name: cluster-secrets\n"
+    files = {
+        "clusters/lab/apps.yaml": ks("apps", "apps", pb),
+        "apps/secrets.yaml": ks("secrets", "secrets"),
+        "secrets/ces.yaml": CES,
+        "apps/cm.yaml": configmap("a: ${TOKEN}"),
+    }
+    r = repo(tmp_path, files)
+    [f] = findings(r)
+    assert f.rule == "substitute-from-race" and f.severity is Severity.WARNING
+    assert "which nothing applies: ClusterExternalSecret cluster-secrets creates it (applied by flux-system/secrets)" in f.message
+    assert "flux-system/secrets is only reconciled once flux-system/apps has applied" in f.message
+    (r / "scripts").mkdir()
+    (r / "scripts/bootstrap.sh").write_text("#!/bin/sh\nkubectl -n flux-system create secret generic cluster-secrets --from-literal=TOKEN=x\n")
+    [f] = findings(r)
+    assert f.severity is Severity.INFO and "bootstrap creates it before Flux runs (scripts/bootstrap.sh:2:1)" in f.message
+    (r / "scripts/bootstrap.sh").write_text("#!/bin/sh\nkubectl -n cert-manager create secret generic cluster-secrets --from-literal=TOKEN=x\n")
+    [f] = findings(r)
+    assert f.severity is Severity.WARNING  # created in another namespace: not this one
+
+
+def test_a_maker_the_consumer_does_not_wait_for_is_not_this_rules(tmp_path):
+    pb = "postBuild:\n  substituteFrom:\n    - kind: Secret\n      name: cluster-secrets\n"
+    files = {
+        "clusters/lab/apps.yaml": ks("apps", "apps", pb),
+        "clusters/lab/secrets.yaml": ks("secrets", "secrets"),
+        "secrets/ces.yaml": CES,
+        "apps/cm.yaml": configmap("a: ${TOKEN}"),
+    }
+    assert findings(repo(tmp_path, files)) == []  # generated-secret-not-awaited's, once ordered

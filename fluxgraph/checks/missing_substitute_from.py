@@ -11,6 +11,7 @@ from fluxgraph.checks._namespace import unnamespaced
 from fluxgraph.checks._ownership import ks_object, loc
 from fluxgraph.checks._subst import field_location, producers, substitute_from_path
 from fluxgraph.cluster import ClusterModel, KustomizationNode
+from fluxgraph.discovery import bootstrapped
 from fluxgraph.findings import RawFinding, Severity
 
 ID = "missing-substitute-from"
@@ -70,7 +71,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 kustomization=ks.id,
                 subject=f"{ks.id}|{sf.kind}/{ns}/{sf.name}",
             )
-            boot = ctx.repo.bootstrap_objects.get((sf.kind, sf.name))
+            boot = bootstrapped(ctx.repo.bootstrap_objects, sf.kind, ns, sf.name)
             if boot is not None and not stray:
                 # the repository's bootstrap step creates it before Flux: the cluster has it
                 raw = replace(

@@ -12,6 +12,7 @@ from fluxgraph.checks._memo import per_cluster
 from fluxgraph.checks._ownership import depends_on_after, ks_object, ordered_after, revision_ordered_after
 from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path, tokens
 from fluxgraph.cluster import ClusterModel, KustomizationNode
+from fluxgraph.discovery import bootstrapped
 from fluxgraph.findings import RawFinding, Severity
 from fluxgraph.model import Location, as_dict
 
@@ -113,7 +114,18 @@ def _self(
         **_cause(own),
     )
     if own.how:
-        return raw  # what a maker writes changes when its store does, not at this revision
+        # what a maker writes changes when its store does, not at this revision: only the fresh
+        # cluster is at stake, and the repository's bootstrap may answer it
+        boot = bootstrapped(ctx.repo.bootstrap_objects, kind, ks.spec.namespace, name)
+        if boot is None:
+            return raw
+        return replace(
+            raw,
+            message=f"{raw.message}; its values come from the store that {own.how.split(' ')[0]} reads, not the revision, and "
+            f"on a fresh cluster the repository's bootstrap creates it before Flux runs ({boot})",
+            related=(*raw.related, boot),
+            severity=Severity.INFO,
+        )
     if cluster.flux.watches(_labels(own)):
         stale = (
             f"; kustomize-controller watches {target} ({cluster.flux.watch_selector or 'reconcile.fluxcd.io/watch: Enabled'}) "
@@ -126,7 +138,7 @@ def _self(
     # another Kustomization that can apply it without this one (not applied by it, not ordered
     # after it): the build fails until that one has applied the object, then a retry succeeds
     other = next((q for q in others if not q.how and not ordered_after(cluster, q.owner, ks.id)), None)
-    boot = ctx.repo.bootstrap_objects.get((kind, name))
+    boot = bootstrapped(ctx.repo.bootstrap_objects, kind, ks.spec.namespace, name)
     if other is not None:
         fresh = (
             f"; on a fresh cluster Kustomization {other.owner}, which does not wait for {ks.id}, applies it too "
@@ -139,6 +151,38 @@ def _self(
     else:
         return replace(raw, message=raw.message + stale)
     return replace(raw, message=raw.message + stale + fresh, related=(*raw.related, related), severity=Severity.INFO)
+
+
+def _after_consumer(
+    ctx: CheckContext, ks: KustomizationNode, makers: list[Producer], target: str, loc: Location, kind: str, name: str
+) -> RawFinding | None:
+    """An object only an operator writes (from an external store), whose every maker is applied
+    by a Kustomization that is only reconciled once ``ks`` has applied (``ks`` applies it, or
+    it depends on ``ks``): on a fresh cluster ``ks``'s build fails for want of the object, and
+    so never applies what would make it. Advice where the repository's bootstrap creates it."""
+    cluster = ctx.cluster
+    if not all(ordered_after(cluster, m.owner, ks.id) and m.owner != ks.id for m in makers):
+        return None
+    m = makers[0]
+    raw = ctx.finding(
+        f"Kustomization {ks.id} substitutes from {target}, which nothing applies: {m.how} (applied by {m.owner}), and "
+        f"{m.owner} is only reconciled once {ks.id} has applied: on a fresh cluster the build of {ks.id} fails "
+        f"before {target} exists, so nothing that would make it is ever applied",
+        loc,
+        kustomization=ks.id,
+        related=[m.obj.location],
+        subject=f"{ks.id}|{target}|after",
+        nofix=f"the object {ks.id} needs comes after it: bootstrapping it or reordering is a decision",
+    )
+    boot = bootstrapped(ctx.repo.bootstrap_objects, kind, ks.spec.namespace, name)
+    if boot is None:
+        return raw
+    return replace(
+        raw,
+        message=f"{raw.message}; the repository's bootstrap creates it before Flux runs ({boot}), which covers a cluster built with that step",
+        related=(*raw.related, boot),
+        severity=Severity.INFO,
+    )
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -166,8 +210,15 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 yield _self(ctx, ks, own[0], [p for p in prods if p.owner != ks.id], target, first, loc, sf.kind, sf.name)
                 continue
             # what an operator writes from an external store is not of the revision: its arrival
-            # on a cold boot is generated-secret-not-awaited's (a copy of a repository object is)
+            # on a cold boot is generated-secret-not-awaited's (a copy of a repository object is),
+            # unless its maker can only come after the consumer (below)
+            store = [q for q in prods if q.how and q.obj.ref.group != ""]
             prods = [q for q in prods if not q.how or q.obj.ref.group == ""]
+            if store and not prods and not sf.optional:
+                late = _after_consumer(ctx, ks, store, target, loc, sf.kind, sf.name)
+                if late is not None:
+                    yield late
+                continue
             if not prods or any(revision_ordered_after(cluster, ks.id, p.owner) for p in prods):
                 continue
             p = prods[0]
