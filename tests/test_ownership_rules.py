@@ -673,3 +673,15 @@ def test_protected_copies_that_differ_only_in_labels_are_advice(tmp_path):
     assert other_data != by_annotation
     [f] = findings(repo(tmp_path / "data", _twice(by_label, other_data)), "object-applied-twice")
     assert f.severity.value == "warning"  # the data flips with every reconcile
+
+
+def test_prerequisite_namespace_the_bootstrap_creates_is_advice(tmp_path):
+    """The repository's bootstrap step creates the Namespace before Flux runs (kubectl create
+    namespace in a Taskfile): a cluster built with that step has it."""
+    files = _prereq()
+    files["Taskfile.yaml"] = "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - kubectl create namespace team\n"
+    [f] = findings(repo(tmp_path, files), "prerequisite-without-depends-on")
+    assert f.severity.value == "info" and "bootstrap creates Namespace team before Flux runs (Taskfile.yaml:5)" in f.message
+    files["Taskfile.yaml"] = files["Taskfile.yaml"].replace("namespace team", "namespace other")
+    [f] = findings(repo(tmp_path / "other", files), "prerequisite-without-depends-on")
+    assert f.severity.value == "warning"

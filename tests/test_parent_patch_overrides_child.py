@@ -325,7 +325,7 @@ def test_harmonised_remediation_counts_are_advice_and_a_zero_is_a_guard(tmp_path
         "          apiVersion: helm.toolkit.fluxcd.io/v2\n          kind: HelmRelease\n          metadata:\n            name: _\n"
         "          spec:\n            upgrade:\n              remediation:\n                retries: 2\n"
     )
-    for retries, severity in ((3, "info"), (0, "warning")):
+    for retries, severity in ((3, "info"), (0, "warning"), (-1, "warning")):  # -1: retry without end
         files = tree(patches(hr_patch), {"db": ""}, {"db/hr.yaml": HR.replace("retries: 0", f"retries: {retries}")})
         files["db/kustomization.yaml"] = kfile("cm.yaml", "hr.yaml")
         [f] = findings(repo(tmp_path / str(retries), files))

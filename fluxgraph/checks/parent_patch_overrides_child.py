@@ -64,7 +64,9 @@ def advice_only(o: Override, cluster: ClusterModel | None = None) -> str | None:
     (``fluxgraph.checks._charts``) has nothing to act on."""
     w, a = o.written, o.applied
     last = o.path[-1] if o.path else ""
-    if last == "retries" and _is_int(w) and _is_int(a) and w != 0:
+    # helm-controller: a negative count retries without end, 0 not at all; a patch that
+    # replaces either undoes a choice (a finite count for "forever", or retries for "never")
+    if last == "retries" and _is_int(w) and _is_int(a) and w > 0 and a != 0:
         return "a remediation count, which the patch harmonises"
     if last in ("timeout", "interval", "retryInterval"):
         ws, as_ = parse_duration(w), parse_duration(a)

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import happens_before, loc, never_applied, ordered_after, unresolved
 from fluxgraph.cluster import AppliedObject, ClusterModel
-from fluxgraph.findings import RawFinding
+from fluxgraph.discovery import bootstrapped
+from fluxgraph.findings import RawFinding, Severity
 from fluxgraph.model import as_dict
 from fluxgraph.scope import guess_note
 
@@ -97,6 +98,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     before = happens_before(cluster, ks.id)
                 if ks.target == ks.home and name in _existing_namespaces(cluster, ks.id, before):
                     continue
+            boot = bootstrapped(ctx.repo.bootstrap_objects, "Namespace", "", name) if what == "Namespace" else None
             guess = ""
             decl_ks = sorted(declarers)
             decl = declarers[decl_ks[0]]
@@ -119,11 +121,18 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         else ""
                     )
                     + guess
+                    + (
+                        f"; the repository's bootstrap creates Namespace {name} before Flux runs ({loc(boot)}), which "
+                        "covers a cluster built with that step"
+                        if boot is not None
+                        else ""
+                    )
                 ),
+                severity=Severity.INFO if boot is not None else None,
                 location=user.location,
                 obj=user.ref,
                 kustomization=ks.id,
-                related=(decl.location,),
+                related=(decl.location, *([boot] if boot is not None else [])),
                 subject=f"{ks.id} needs {what} {name}",
                 # for `fluxgraph fix`: the Kustomization to depend on, when there is exactly one
                 details=(
