@@ -7,7 +7,8 @@ cluster's own builds read or apply:
   its header ``# Flux Version: v2.3.0``;
 * a flux-operator ``FluxInstance`` (``spec.distribution.version``, e.g. ``2.x``, ``2.7.x``,
   ``2.9.4``), or the ``instance.distribution.version`` values of a HelmRelease of the
-  flux-instance chart;
+  flux-instance chart; a range resolves to the newest release that a pinned
+  ``distribution.artifact`` (``flux-operator-manifests:v0.46.0``) carries;
 * the ``oci://ghcr.io/fluxcd/flux-manifests`` OCIRepository a Kustomization installs Flux from
   (``spec.ref.tag``);
 * a kustomization resource ``github.com/fluxcd/flux2/manifests/install?ref=v2.2.3`` or the
@@ -125,14 +126,23 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
         ref = obj.ref
         spec = as_dict(obj.data.get("spec"))
         found: str | None = None
+        distribution: dict[str, Any] = {}
         if ref.kind == "FluxInstance":
-            found = _str(as_dict(spec.get("distribution")).get("version"))
+            distribution = as_dict(spec.get("distribution"))
         elif ref.kind == "HelmRelease":
-            found = _str(as_dict(as_dict(as_dict(spec.get("values")).get("instance")).get("distribution")).get("version"))
+            distribution = as_dict(as_dict(as_dict(spec.get("values")).get("instance")).get("distribution"))
         elif ref.kind == "OCIRepository" and str(spec.get("url", "")).rstrip("/").endswith("fluxcd/flux-manifests"):
             found = _str(as_dict(spec.get("ref")).get("tag"))
+        found = found or _str(distribution.get("version"))
+        default = ""
+        if not found and _str(distribution.get("artifact")):
+            # the flux-instance chart's values default instance.distribution.version to 2.x
+            found, default = "2.x", " (no version: the default 2.x)"
         if found:
-            version, where = found.lstrip("v"), f"{obj.location.file}: {ref.kind} {ref.name}"
+            version, where = found.lstrip("v"), f"{obj.location.file}: {ref.kind} {ref.name}{default}"
+            capped = _capped(version, _str(distribution.get("artifact")))
+            if capped is not None:
+                version, where = capped[0], f"{where}, the newest in {capped[1]}"
             break
     if version is None:
         for f in files:
@@ -168,6 +178,33 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
             if w:
                 watch = w.group(1)
     return FluxRelease(version, where, gate, gate_where, watch)
+
+
+# flux-operator's distribution artifact (``spec.distribution.artifact``,
+# ``oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:<tag>``) carries the Flux
+# releases of the operator's ``config/data/flux`` at that version, and a version range in the
+# FluxInstance (``2.x``) resolves to the newest of those. The first operator release that
+# carries each Flux minor (controlplaneio-fluxcd/flux-operator, ``git ls-tree <tag>
+# config/data/flux``): v0.21.0 Flux 2.6.0, v0.30.0 2.7.0, v0.42.0 2.8.0, v0.53.0 2.9.0.
+OPERATOR_FIRST_CARRIES = (((0, 53), (2, 9)), ((0, 42), (2, 8)), ((0, 30), (2, 7)), ((0, 21), (2, 6)))
+_ARTIFACT_TAG = re.compile(r"flux-operator-manifests:v?(\d+)\.(\d+)(?:\.\d+)?")
+
+
+def _capped(version: str, artifact: str | None) -> tuple[str, str] | None:
+    """The version range ``version`` as the pinned operator artifact resolves it, where the
+    artifact carries no release as new as the range allows (``2.x`` with
+    ``flux-operator-manifests:v0.46.0``: Flux 2.8); None where the artifact is not pinned to a
+    release (``latest``, a digest, none), or caps nothing."""
+    if not artifact or not re.search(r"[x*]|[<>~^]", version):
+        return None
+    m = _ARTIFACT_TAG.search(artifact)
+    if not m:
+        return None
+    operator = (int(m.group(1)), int(m.group(2)))
+    newest = next((flux for first, flux in OPERATOR_FIRST_CARRIES if operator >= first), None)
+    if newest is None or parse_minor(version) <= newest:
+        return None
+    return f"{newest[0]}.{newest[1]}.x", f"flux-operator-manifests {m.group(0).split(':', 1)[1]}"
 
 
 def _str(v: Any) -> str | None:

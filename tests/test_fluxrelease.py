@@ -58,3 +58,24 @@ def test_no_version_is_the_latest_and_the_command_line_wins(tmp_path):
     assert "assumed" in c.flux.describe()
     [c] = fluxgraph.load(tmp_path, flux_version="2.3").clusters
     assert (c.flux.version, c.strict) == ("2.3", False)
+
+
+@pytest.mark.parametrize(
+    ("distribution", "version", "strict"),
+    [
+        # 2.x against an operator artifact that carries Flux 2.8 at most (flux-operator v0.46.0)
+        ("{version: 2.x, artifact: 'oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:v0.46.0'}", "2.8.x", False),
+        # the chart's default version (2.x) when only the artifact is written
+        ("{artifact: 'oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:v0.40.0'}", "2.7.x", False),
+        # an artifact that carries 2.9, latest, or an exact version: no cap
+        ("{version: 2.x, artifact: 'oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:v0.53.0'}", "2.x", True),
+        ("{version: 2.x, artifact: 'oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:latest'}", "2.x", True),
+        ("{version: 2.9.4, artifact: 'oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests:v0.46.0'}", "2.9.4", True),
+    ],
+)
+def test_a_pinned_operator_artifact_caps_a_version_range(tmp_path, distribution, version, strict):
+    instance = f"apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {{name: flux, namespace: flux-system}}\nspec:\n  distribution: {distribution}\n"
+    c = _cluster(tmp_path, {"clusters/prod/flux-instance.yaml": instance})
+    assert (c.flux.version, c.strict) == (version, strict)
+    if version.endswith(".x") and version != "2.x":
+        assert "the newest in flux-operator-manifests v0." in c.flux.describe()
