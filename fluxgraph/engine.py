@@ -222,13 +222,22 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
                 else ""
             )
             subject = raws[0].subject or message
+        top = max((f.severity for f in fs), key=lambda sv: sv.rank)
+        if cause_message and any(f.severity is not top for f in fs):
+            # members of mixed severity: say which carry the finding's, the rest is advice
+            loud = sorted({f.kustomization or str(f.obj) for f in fs if f.severity is top})
+            message += (
+                f"; {top.value} for {', '.join(loud[:MAX_NAMED])}"
+                + (f" and {len(loud) - MAX_NAMED} more" if len(loud) > MAX_NAMED else "")
+                + f" (the others: {', '.join(sorted({f.severity.value for f in fs if f.severity is not top}))})"
+            )
         related = sorted({loc for f in fs for loc in (f.location, *f.related)} - {where})[:MAX_RELATED]
         objs = {f.obj for f in fs}
         out.append(
             Finding(
                 location=where,
                 rule=rid,
-                severity=max((f.severity for f in fs), key=lambda sv: sv.rank),
+                severity=top,
                 message=message,
                 cluster=", ".join(sorted({f.cluster for f in fs})),
                 obj=objs.pop() if len(objs) == 1 else None,

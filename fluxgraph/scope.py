@@ -188,6 +188,14 @@ _CURATED_SOURCES: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] 
         (),
         ("ClusterResourceSet", "ClusterResourceSetBinding"),
     ),
+    # Operator Lifecycle Manager operator-framework/api crds (operators.coreos.com_*.yaml):
+    # ClusterServiceVersion is Namespaced despite its name; Operator and OLMConfig are Cluster
+    (
+        "operators.coreos.com",
+        "operator-framework/api crds/operators.coreos.com_*.yaml",
+        ("OLMConfig", "Operator"),
+        ("CatalogSource", "ClusterServiceVersion", "InstallPlan", "OperatorCondition", "OperatorGroup", "Subscription"),
+    ),
     # Kyverno api/kyverno/v1 and v2 (+kubebuilder:resource:path=clusterpolicies,scope="Cluster";
     # ClusterCleanupPolicy scope=Cluster; Policy, CleanupPolicy, PolicyException: default) and
     # api/policies.kyverno.io (ValidatingPolicy scope="Cluster")

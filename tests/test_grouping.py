@@ -93,3 +93,12 @@ def test_a_cause_with_one_member_stays_a_plain_finding(tmp_path):
     repo = _repo(tmp_path / "repo", ("apps",))
     [f] = analyze(repo).findings
     assert (f.location.file, f.kustomization, f.kustomizations) == ("clusters/lab/apps.yaml", "flux-system/apps", ())
+
+
+def test_a_grouped_finding_of_mixed_severity_names_the_members_that_carry_it(tmp_path):
+    root = _repo(tmp_path, ("web", "docs"))
+    # docs uses none of the variables: its member is advice, web's a warning
+    (root / "docs/cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: docs\n  namespace: default\ndata:\n  url: https://docs\n")
+    [f] = [f for f in analyze(root).findings if f.rule == "substitute-from-race"]
+    assert f.severity.value == "warning"
+    assert f.message.endswith("; warning for flux-system/web (the others: info)")

@@ -381,3 +381,22 @@ def test_repository_crds_parse_only_files_that_can_define_the_kind(tmp_path):
     assert cluster.scopes.repo_crds._parsed == {"vendor/widgets.yaml"}
     assert cluster.scopes.scope("example.com", "Gadget").cluster_scoped
     assert cluster.scopes.repo_crds._parsed == {"vendor/widgets.yaml", "vendor/gadgets.yaml"}
+
+
+def test_namespace_not_specified_on_an_unknown_cluster_named_kind_is_advice(tmp_path):
+    """An unknown kind is taken as namespaced (as kustomize does); where its name follows the
+    convention of cluster-scoped kinds (ClusterRole, ClusterIssuer), that it lacks a namespace
+    is advice, not a warning; OLM's ClusterServiceVersion is known to be namespaced."""
+    path = two_kustomizations(
+        tmp_path,
+        obj("foo.example.org/v1", "ClusterRepository", "nas"),
+        obj("foo.example.org/v1", "Repository", "nas"),
+    )
+    got = {f.obj.kind: (f.severity.value, f.message) for f in findings(path, "namespace-not-specified")}
+    assert got["ClusterRepository"][0] == "info" and "convention of cluster-scoped kinds" in got["ClusterRepository"][1]
+    assert got["Repository"][0] == "warning"
+    csv = two_kustomizations(
+        tmp_path / "olm", obj("operators.coreos.com/v1alpha1", "ClusterServiceVersion", "op"), obj("v1", "ConfigMap", "c", "x")
+    )
+    [f] = findings(csv, "namespace-not-specified")
+    assert f.severity.value == "error"  # known to be namespaced: the API server refuses it

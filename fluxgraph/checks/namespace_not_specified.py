@@ -17,6 +17,7 @@ pruned (``ApplyAllStaged``; ``reconcile()`` returns before ``prune()``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -112,10 +113,23 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 ),
                 cause_subject=f"{node.id} without namespace",
             )
-            yield raw if scope.known else _guess(raw)
+            yield raw if scope.known else _guess(raw, ref.kind)
 
 
-def _guess(raw: RawFinding) -> RawFinding:
+_CLUSTER_NAMED = re.compile(r"^Cluster[A-Z]")
+
+
+def _guess(raw: RawFinding, kind: str) -> RawFinding:
     """An object of a kind fluxgraph does not know is taken as namespaced: a guess, so a
-    warning (a cluster-scoped kind installed from outside the repository applies fine)."""
+    warning (a cluster-scoped kind installed from outside the repository applies fine); advice
+    where the kind's name follows the API convention for cluster-scoped counterparts
+    (``ClusterRole``, ``ClusterIssuer``, ``ClusterSecretStore``): most likely it needs none.
+    The known exceptions (Cluster API's namespaced ``ClusterClass``, ``ClusterResourceSet``,
+    OLM's ``ClusterServiceVersion``) are in ``fluxgraph.scope``'s table, so never unknown."""
+    if _CLUSTER_NAMED.match(kind):
+        return replace(
+            raw,
+            message=f"{raw.message}; its name follows the convention of cluster-scoped kinds (ClusterRole, ClusterIssuer), so it most likely needs no namespace",
+            severity=Severity.INFO,
+        )
     return replace(raw, severity=Severity.WARNING)
