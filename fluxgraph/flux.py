@@ -137,6 +137,14 @@ class FluxKustomization:
         return f"{self.namespace}/{self.name}"
 
     @property
+    def effective_retry_interval(self) -> float:
+        """``GetRetryInterval``: spec.retryInterval, else the interval (default 10m): how soon
+        kustomize-controller tries again after a failed reconcile."""
+        if self.retry_interval is not None:
+            return self.retry_interval
+        return self.interval if self.interval is not None else 600.0
+
+    @property
     def effective_timeout(self) -> float:
         """``GetTimeout``: spec.timeout, else interval - 30s, never below 30s."""
         if self.timeout is not None:

@@ -685,3 +685,10 @@ def test_prerequisite_namespace_the_bootstrap_creates_is_advice(tmp_path):
     files["Taskfile.yaml"] = files["Taskfile.yaml"].replace("namespace team", "namespace other")
     [f] = findings(repo(tmp_path / "other", files), "prerequisite-without-depends-on")
     assert f.severity.value == "warning"
+
+
+def test_prerequisite_gap_a_quick_retry_repairs_is_advice(tmp_path):
+    [f] = findings(repo(tmp_path, _prereq("retryInterval: 2m")), "prerequisite-without-depends-on")
+    assert f.severity.value == "info" and "flux-system/apps retries a failed apply every 2m (retryInterval)" in f.message
+    [f] = findings(repo(tmp_path / "slow", _prereq("retryInterval: 30m")), "prerequisite-without-depends-on")
+    assert f.severity.value == "warning"

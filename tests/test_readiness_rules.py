@@ -508,3 +508,13 @@ def test_ignored_entry_on_an_api_service_the_kustomization_applies_objects_of(tm
     files["policies/map.yaml"] = MAP_V1BETA1.replace("v1beta1", "v1")
     [(_, sev, _msg)] = findings(repo(tmp_path / "v1", files), "health-check-never-runs")
     assert sev == "warning"
+
+
+def test_chart_crd_gap_a_quick_retry_repairs_is_advice(tmp_path):
+    """The consumer retries a failed apply within 5 minutes: on a cold boot the gap costs one
+    retry. A consumer that retries at its 10m default interval keeps the warning."""
+    dep = "dependsOn:\n  - name: cert-manager\n"
+    [(_, sev, msg)] = findings(repo(tmp_path, {**cert_manager(), **issuers(dep + "retryInterval: 1m\n")}), "chart-crd-not-awaited")
+    assert sev == "info" and "flux-system/issuers retries a failed apply every 1m (retryInterval)" in msg
+    [(_, sev, _msg)] = findings(repo(tmp_path / "slow", {**cert_manager(), **issuers(dep + "retryInterval: 10m\n")}), "chart-crd-not-awaited")
+    assert sev == "warning"

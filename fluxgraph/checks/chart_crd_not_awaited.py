@@ -11,7 +11,13 @@ from typing import Any
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._charts import OutOfBand, Provider, installed_out_of_band, provides, releases
 from fluxgraph.checks._health import awaited, ready_before, spec_has
-from fluxgraph.checks._ordering import HR_GROUP, has_ready_expr, ks_depends_on_location, ks_location
+from fluxgraph.checks._ordering import (
+    HR_GROUP,
+    has_ready_expr,
+    ks_depends_on_location,
+    ks_location,
+    quick_retry,
+)
 from fluxgraph.checks._ownership import never_applied, unresolved
 from fluxgraph.checks._subst import FLUX_GROUPS
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
@@ -178,5 +184,10 @@ def _finding(
             related=(*raw.related, *((oob.location,) if oob.location is not None else ())),
             cause_message=f"{raw.cause_message}; {oob.how}{at}",
         )
-    return replace(raw, severity=Severity.INFO) if p.guess or oob is not None else raw
+    if p.guess or oob is not None:
+        return replace(raw, severity=Severity.INFO)
+    soon = quick_retry(ks)
+    if soon is not None:
+        return replace(raw, message=f"{raw.message}; {soon}", severity=Severity.INFO)
+    return raw
 

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
+from fluxgraph.checks._ordering import quick_retry
 from fluxgraph.checks._ownership import happens_before, loc, never_applied, ordered_after, unresolved
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.discovery import bootstrapped
@@ -99,6 +100,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 if ks.target == ks.home and name in _existing_namespaces(cluster, ks.id, before):
                     continue
             boot = bootstrapped(ctx.repo.bootstrap_objects, "Namespace", "", name) if what == "Namespace" else None
+            # a gap below itself (it applies the declarer) never closes by retrying: not a delay
+            soon = quick_retry(ks) if not any(ks.id in cluster.ancestors(k) for k in declarers) else None
             guess = ""
             decl_ks = sorted(declarers)
             decl = declarers[decl_ks[0]]
@@ -127,8 +130,9 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         if boot is not None
                         else ""
                     )
+                    + (f"; {soon}" if soon is not None and not below else "")
                 ),
-                severity=Severity.INFO if boot is not None else None,
+                severity=Severity.INFO if boot is not None or soon is not None else None,
                 location=user.location,
                 obj=user.ref,
                 kustomization=ks.id,
