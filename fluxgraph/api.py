@@ -363,12 +363,16 @@ def load(
     for m in kept:
         m.problems.extend(fs.problems)
     built = {f for m in kept for ks in m.kustomizations.values() for f in ks.files}
+    # what runs before Flux reads the whole tree, not the artifact: a GitRepository's
+    # spec.ignore (or .sourceignore) that leaves out bootstrap/ and scripts/ hides them from
+    # Flux, not from the person who runs them
+    whole = cache if cache.ignore is None else FileCache(fs, memo=document_memo)
     return Repository(
         root=fs.root,
         clusters=sorted(kept, key=lambda c: c.root_dir),
         problems=problems,
         cache=cache,
-        helmfile_releases=helmfile_releases(cache),
-        bootstrap_charts=bootstrap_charts(cache, built),
-        bootstrap_objects=bootstrap_objects(cache, built),
+        helmfile_releases=helmfile_releases(whole),
+        bootstrap_charts=bootstrap_charts(whole, built),
+        bootstrap_objects=bootstrap_objects(whole, built),
     )

@@ -581,10 +581,15 @@ def bootstrap_charts(cache: FileCache, built: set[str]) -> dict[str, Location]:
 
 _BOOTSTRAP_DIR = re.compile(r"(^|/)(bootstrap|setup|provision)(/|$)", re.I)
 _TEMPLATE_DOC = re.compile(r"^kind:\s*(Secret|ConfigMap|Namespace)\s*$.*?^\s+name:\s*['\"]?([A-Za-z0-9][\w.-]*)", re.M | re.S)
+# kubectl [-n NS] create secret generic|tls|docker-registry [-n NS] NAME, configmap NAME,
+# namespace|ns NAME (the namespace flag before or after the type)
 _KUBECTL_CREATE = re.compile(
-    r"kubectl\s+(?:(?:-n|--namespace)(?:=|\s+)\S+\s+)?create\s+(secret|configmap|namespace|ns)\s+(?:generic\s+|tls\s+|docker-registry\s+)?([A-Za-z0-9][\w.-]*)"
+    r"kubectl\s+(?:(?:-n|--namespace)(?:=|\s+)\S+\s+)?create\s+(secret|configmap|namespace|ns)\s+"
+    r"(?:(?:generic|tls|docker-registry)\s+)?(?:(?:-n|--namespace)(?:=|\s+)\S+\s+)?([A-Za-z0-9][\w.-]*)"
 )
-_SCRIPT = re.compile(r"(^|/)(Taskfile[^/]*|justfile|Justfile|Makefile|[^/]*\.(sh|bash|just))$")
+# scripts and task runners: a Taskfile and the files it includes (.taskfiles/), justfiles, a
+# Makefile, shell scripts
+_SCRIPT = re.compile(r"(^|/)(Taskfile[^/]*|justfile|Justfile|Makefile|[^/]*\.(sh|bash|just))$|(^|/)\.taskfiles/.*\.ya?ml$")
 
 
 _DOC_FILE = re.compile(r"(^|/)[^/]*\.(md|markdown)$", re.I)

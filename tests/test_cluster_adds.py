@@ -335,3 +335,28 @@ def bootstrap_objects_of(path):
     from fluxgraph.repofs import RepoFS
 
     return bootstrap_objects(FileCache(RepoFS(path)), set())
+
+
+def test_bootstrap_steps_outside_the_flux_artifact_are_read(tmp_path):
+    """A .sourceignore that keeps bootstrap/ and .taskfiles/ out of Flux's artifact hides them
+    from Flux, not from whoever runs them; a Taskfile include (.taskfiles/*/Tasks.yml) with the
+    namespace flag between the type and the name is read."""
+    from .conftest import gotk_sync, write_tree
+
+    write_tree(
+        tmp_path,
+        {
+            "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+            ".sourceignore": "/bootstrap/\n/.taskfiles/\n",
+            "bootstrap/resources.yaml.j2": "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: tunnel\n  namespace: network\nstringData:\n  ID: {{ id }}\n",
+            ".taskfiles/Kubernetes/Tasks.yml": (
+                "version: '3'\ntasks:\n  secrets:\n    cmds:\n"
+                "      - kubectl create secret generic  -n flux-system cluster-secrets --from-env-file <(doppler secrets download)\n"
+            ),
+        },
+    )
+    got = {k: str(v) for k, v in fluxgraph.load(tmp_path).bootstrap_objects.items()}
+    assert got == {
+        ("Secret", "network", "tunnel"): "bootstrap/resources.yaml.j2:1:1",
+        ("Secret", "flux-system", "cluster-secrets"): ".taskfiles/Kubernetes/Tasks.yml:5:1",
+    }
