@@ -655,8 +655,28 @@ def _apply_targets(text: str) -> list[tuple[int, str, re.Pattern[str] | None]]:
                         continue
                     target = piped.group(1)
                 path, pattern = _resolve(target, defs)
-                if path and "://" not in path:
+                if _INDIRECT.fullmatch(path):
+                    # a loop variable (`for f in "${files[@]}"; do kubectl apply -f "${f}"`) or
+                    # a placeholder (`sops exec-file F "kubectl apply -f {}"`): the script
+                    # applies the repository files it lists, each read at its own line
+                    out.extend(_listed_files(text, defs))
+                elif path and "://" not in path:
                     out.append((start + 1, path, pattern))
+    return out
+
+
+_INDIRECT = re.compile(r"\{\}|\$\{?[A-Za-z_][A-Za-z0-9_]*(\[@\*\])?\}?|\{\{[^}]*\}\}")
+_LISTED = re.compile(r"[\"']([^\s\"']+\.ya?ml)[\"']")
+
+
+def _listed_files(text: str, defs: dict[str, str]) -> list[tuple[int, str, re.Pattern[str] | None]]:
+    """The quoted YAML paths a script lists (``"${ROOT_DIR}/kubernetes/${CLUSTER}/.../cluster-settings.yaml"``
+    in an array it loops over), with their lines."""
+    out = []
+    for m in _LISTED.finditer(text):
+        path, pattern = _resolve(m.group(1), defs)
+        if "/" in path and "://" not in path:
+            out.append((text.count("\n", 0, m.start()) + 1, path, pattern))
     return out
 
 
@@ -743,7 +763,7 @@ def bootstrap_objects(cache: FileCache, built: set[str]) -> dict[BootKey, Locati
     for f in files:
         if f in built:
             continue
-        if _BOOTSTRAP_DIR.search(posixpath.dirname(f) + "/"):
+        if _BOOTSTRAP_DIR.search(posixpath.dirname(f) + "/") and not _SCRIPT.search(f):
             if f.endswith((".yaml", ".yml")):
                 for data, line in _docs(cache, f):
                     if (key := _doc_key(data)) is not None:

@@ -223,9 +223,12 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
             )
             subject = raws[0].subject or message
         top = max((f.severity for f in fs), key=lambda sv: sv.rank)
-        if cause_message and any(f.severity is not top for f in fs):
+
+        # a member as the message names it: its Kustomization, else its object
+        named_as = {id(f): (f.kustomization or "") if len(ks_ids) > 1 else str(f.obj) for f in fs}
+        loud = sorted({named_as[id(f)] for f in fs if f.severity is top})
+        if cause_message and any(f.severity is not top for f in fs) and set(loud) != set(named_as.values()):
             # members of mixed severity: say which carry the finding's, the rest is advice
-            loud = sorted({f.kustomization or str(f.obj) for f in fs if f.severity is top})
             message += (
                 f"; {top.value} for {', '.join(loud[:MAX_NAMED])}"
                 + (f" and {len(loud) - MAX_NAMED} more" if len(loud) > MAX_NAMED else "")

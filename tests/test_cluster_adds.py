@@ -360,3 +360,34 @@ def test_bootstrap_steps_outside_the_flux_artifact_are_read(tmp_path):
         ("Secret", "network", "tunnel"): "bootstrap/resources.yaml.j2:1:1",
         ("Secret", "flux-system", "cluster-secrets"): ".taskfiles/Kubernetes/Tasks.yml:5:1",
     }
+
+
+def test_bootstrap_scripts_that_loop_over_listed_files_and_taskfiles_in_bootstrap_folders(tmp_path):
+    """A script that applies the files of an array it loops over (the cluster-template's
+    bootstrap-apps.sh) applies each listed repository file; a Taskfile inside a bootstrap
+    folder is a script, not a manifest."""
+    from .conftest import write_tree
+
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\ndata: {{a: b}}\n"
+    write_tree(
+        tmp_path,
+        {
+            "kubernetes/main/components/common/vars/cluster-settings.yaml": cm.format("cluster-settings"),
+            "scripts/bootstrap-apps.sh": (
+                "#!/usr/bin/env bash\nfunction apply_config_maps() {\n    local -r configmaps=(\n"
+                '        "${ROOT_DIR}/kubernetes/${CLUSTER}/components/common/vars/cluster-settings.yaml"\n    )\n'
+                '    for configmap in "${configmaps[@]}"; do\n'
+                '        kubectl --context ${CLUSTER} --namespace flux-system apply --server-side --filename "${configmap}"\n'
+                "    done\n}\n"
+            ),
+            ".taskfiles/bootstrap/Taskfile.yaml": (
+                "version: '3'\ntasks:\n  secrets:\n    cmds:\n"
+                "      - kubectl create namespace external-secrets --dry-run=client -oyaml | kubectl apply -f -\n"
+            ),
+        },
+    )
+    got = {k: str(v) for k, v in bootstrap_objects_of(tmp_path).items()}
+    assert got == {
+        ("ConfigMap", "", "cluster-settings"): "scripts/bootstrap-apps.sh:4:1",
+        ("Namespace", "", "external-secrets"): ".taskfiles/bootstrap/Taskfile.yaml:5:1",
+    }
