@@ -403,6 +403,31 @@ def _copies(kind: str, name: str, annotations: dict[str, Any], maker: AppliedObj
                  source="reflector / replicator / kubed annotations")]
 
 
+def store_of(obj: AppliedObject) -> tuple[str, str, str] | None:
+    """The store an external-secrets maker reads: (kind, namespace, name) of the
+    ``SecretStore`` (in the maker's own namespace, the default kind) or ``ClusterSecretStore``
+    (namespace "") its ``secretStoreRef`` names (external-secrets apis/externalsecrets/v1
+    ``SecretStoreRef``: ``kind`` defaults to ``SecretStore``). None for other makers, for a
+    ``sourceRef`` generator, or where the reference names no store."""
+    ref = obj.ref
+    if ref.group != "external-secrets.io":
+        return None
+    spec = as_dict(obj.data.get("spec"))
+    if ref.kind == "ClusterExternalSecret":
+        spec = as_dict(spec.get("externalSecretSpec"))
+        own = ""  # each ExternalSecret it writes is in a selected namespace
+    elif ref.kind == "ExternalSecret":
+        own = _own_ns(obj)
+    else:
+        return None
+    store = as_dict(spec.get("secretStoreRef"))
+    name = as_str(store.get("name"))
+    kind = as_str(store.get("kind")) or "SecretStore"
+    if not name or kind not in ("SecretStore", "ClusterSecretStore") or (kind == "SecretStore" and not own):
+        return None
+    return kind, own if kind == "SecretStore" else "", name
+
+
 # -- the index ---------------------------------------------------------------------------
 
 

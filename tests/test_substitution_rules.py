@@ -859,6 +859,64 @@ def test_an_object_only_a_later_maker_writes_cannot_bootstrap(tmp_path):
     assert f.severity is Severity.WARNING  # created in another namespace: not this one
 
 
+ES_FROM_STORE = """\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: cluster-secrets
+  namespace: flux-system
+spec:
+  secretStoreRef:
+    kind: ClusterSecretStore
+    name: vault
+  target:
+    name: cluster-secrets
+"""
+STORE = """\
+apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata:
+  name: vault
+spec:
+  provider: {}
+"""
+
+
+def test_a_maker_whose_store_only_the_consumer_applies_cannot_bootstrap(tmp_path):
+    """The root applies an ExternalSecret, but the ClusterSecretStore it reads is applied only
+    by Kustomizations that substitute from the Secret it writes (or come after one): on a fresh
+    cluster none of them builds, so the Secret is never written. Silent once the store comes
+    from elsewhere; one finding at the maker when it blocks several."""
+    pb = "postBuild:\n  substituteFrom:\n    - kind: Secret\n      name: cluster-secrets\n"
+    files = {
+        "clusters/lab/es.yaml": ES_FROM_STORE,
+        "clusters/lab/store.yaml": ks("store", "store", pb),
+        "clusters/lab/apps.yaml": ks("apps", "apps", "dependsOn:\n  - name: store\n"),
+        "store/store.yaml": STORE,
+        "store/cm.yaml": configmap("a: ${TOKEN}"),
+        "apps/apps.yaml": ks("web", "web", pb),
+        "web/cm.yaml": configmap("a: ${TOKEN}"),
+    }
+    r = repo(tmp_path, files)
+    [f] = [f for f in findings(r) if f.rule == "substitute-from-race"]
+    assert f.severity is Severity.WARNING and f.location.file == "clusters/lab/store.yaml"
+    assert (
+        "which nothing applies: ExternalSecret flux-system/cluster-secrets creates it (applied by flux-system/flux-system) "
+        "from ClusterSecretStore vault, which only flux-system/store applies" in f.message
+    )  # web waits for the store through apps' dependsOn: it is blocked, it does not block
+    # the controller's Kustomization substitutes too, and the store's waits for it: both block
+    (r / "clusters/lab/eso.yaml").write_text(ks("eso", "eso", pb))
+    (r / "eso").mkdir()
+    (r / "eso/cm.yaml").write_text(configmap("a: ${TOKEN}"))
+    (r / "clusters/lab/store.yaml").write_text(ks("store", "store", pb + "dependsOn:\n  - name: eso\n"))
+    [f] = [f for f in findings(r) if f.rule == "substitute-from-race"]
+    assert f.location.file == "clusters/lab/es.yaml" and f.severity is Severity.WARNING
+    assert "writes Secret cluster-secrets from ClusterSecretStore vault, which only Kustomizations that substitute" in f.message
+    assert "2 Kustomizations: flux-system/eso, flux-system/store" in f.message
+    (r / "clusters/lab/store2.yaml").write_text(ks("store2", "store"))  # the store arrives without the Secret
+    assert [f for f in findings(r) if f.rule == "substitute-from-race"] == []
+
+
 def test_a_maker_the_consumer_does_not_wait_for_is_not_this_rules(tmp_path):
     pb = "postBuild:\n  substituteFrom:\n    - kind: Secret\n      name: cluster-secrets\n"
     files = {

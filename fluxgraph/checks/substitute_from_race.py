@@ -14,6 +14,7 @@ from fluxgraph.checks._subst import Producer, field_location, producers, substit
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.discovery import bootstrapped
 from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.materialize import store_of
 from fluxgraph.model import Location, as_dict
 
 ID = "substitute-from-race"
@@ -153,26 +154,75 @@ def _self(
     return replace(raw, message=raw.message + stale + fresh, related=(*raw.related, related), severity=Severity.INFO)
 
 
+@per_cluster
+def _store_owners(cluster: ClusterModel) -> dict[tuple[str, str, str, str], set[str]]:
+    """(target cluster, kind, namespace, name) of every external-secrets store the cluster
+    applies -> the Kustomizations that apply it."""
+    out: dict[tuple[str, str, str, str], set[str]] = {}
+    for obj in cluster.objects():
+        ref = obj.ref
+        if ref.group == "external-secrets.io" and ref.kind in ("SecretStore", "ClusterSecretStore"):
+            out.setdefault((ref.target, ref.kind, ref.namespace if ref.kind == "SecretStore" else "", ref.name), set()).add(obj.owner)
+    return out
+
+
+def _late(cluster: ClusterModel, ks: KustomizationNode, m: Producer) -> str | None:
+    """Why maker ``m`` can only write once ``ks`` has applied, or None: the Kustomization that
+    applies it is reconciled after ``ks``, or the store it reads is applied only by ``ks`` or
+    by Kustomizations reconciled after it (the controller reports the store missing and
+    writes nothing: external-secrets ``SecretStoreNotReady``)."""
+    if m.owner != ks.id and ordered_after(cluster, m.owner, ks.id):
+        return f"{m.how} (applied by {m.owner}), and {m.owner} is only reconciled once {ks.id} has applied"
+    store = store_of(m.obj)
+    if store is None:
+        return None
+    owners = _store_owners(cluster).get((m.obj.ref.target, *store))
+    if not owners or not all(o == ks.id or ordered_after(cluster, o, ks.id) for o in owners):
+        return None  # a store the repository does not apply is not evaluated
+    kind, _, name = store
+    by = ks.id if owners == {ks.id} else " and ".join(sorted(owners))
+    return (
+        f"{m.how} (applied by {m.owner}) from {kind} {name}, which only {by} applies"
+        + ("" if owners == {ks.id} else f", reconciled once {ks.id} has applied")
+    )
+
+
 def _after_consumer(
     ctx: CheckContext, ks: KustomizationNode, makers: list[Producer], target: str, loc: Location, kind: str, name: str
 ) -> RawFinding | None:
-    """An object only an operator writes (from an external store), whose every maker is applied
-    by a Kustomization that is only reconciled once ``ks`` has applied (``ks`` applies it, or
-    it depends on ``ks``): on a fresh cluster ``ks``'s build fails for want of the object, and
+    """An object only an operator writes (from an external store), whose every maker can only
+    write once ``ks`` has applied (``_late``: the maker's Kustomization, or the store it reads,
+    comes after ``ks``): on a fresh cluster ``ks``'s build fails for want of the object, and
     so never applies what would make it. Advice where the repository's bootstrap creates it."""
     cluster = ctx.cluster
-    if not all(ordered_after(cluster, m.owner, ks.id) and m.owner != ks.id for m in makers):
+    why = [_late(cluster, ks, m) for m in makers]
+    if not why or any(w is None for w in why):
         return None
     m = makers[0]
+    store = store_of(m.obj) if len(makers) == 1 and " from " in (why[0] or "") else None
+    # one finding per maker whose store comes late: every Kustomization it blocks is a member
+    cause: dict[str, Any] = (
+        {
+            "cause": m.obj.location,
+            "cause_message": (
+                f"{m.how.replace(' creates it', '')} writes {target.split('/')[0]} {name} from {store[0]} {store[2]}, which only "
+                f"Kustomizations that substitute from that {target.split('/')[0]} (or are reconciled after one) apply: on a "
+                "fresh cluster none of them builds before it exists, so it is never written"
+            ),
+            "cause_subject": f"{m.obj.ref.kind}/{m.obj.ref.name}|{store[0]}/{store[2]}|after",
+        }
+        if store is not None
+        else {}
+    )
     raw = ctx.finding(
-        f"Kustomization {ks.id} substitutes from {target}, which nothing applies: {m.how} (applied by {m.owner}), and "
-        f"{m.owner} is only reconciled once {ks.id} has applied: on a fresh cluster the build of {ks.id} fails "
-        f"before {target} exists, so nothing that would make it is ever applied",
+        f"Kustomization {ks.id} substitutes from {target}, which nothing applies: {why[0]}: on a fresh cluster the "
+        f"build of {ks.id} fails before {target} exists, so nothing that would make it is ever applied",
         loc,
         kustomization=ks.id,
         related=[m.obj.location],
         subject=f"{ks.id}|{target}|after",
         nofix=f"the object {ks.id} needs comes after it: bootstrapping it or reordering is a decision",
+        **cause,
     )
     boot = bootstrapped(ctx.repo.bootstrap_objects, kind, ks.spec.namespace, name)
     if boot is None:
