@@ -61,7 +61,9 @@ def advice_only(decls: list[AppliedObject]) -> str | None:
     finding is info then): every copy is the same object and every copy is protected from
     pruning (``prune: disabled``, ``ssa: Ignore``: kustomize-controller ``deleteObjects`` skips
     it, so only the owner labels flip), or every copy is protected and they differ only in
-    their labels and annotations (which flip between reconciles, nothing is deleted); or the copies are the same chart source (a
+    their labels and annotations (which flip between reconciles, nothing is deleted); or the copies
+    are one ConfigMap or Secret of one shared file (a component several apps include), which
+    another owner applies again at its next reconcile; or the copies are the same chart source (a
     HelmRepository or OCIRepository several apps share), whose deletion by one owner fails the
     others' HelmReleases only until another owner applies it again."""
     if all(gc_protection(o) is not None for o in decls) and _same(decls, metadata=False):
@@ -71,7 +73,19 @@ def advice_only(decls: list[AppliedObject]) -> str | None:
             "every copy is protected from pruning and they differ only in labels and annotations, which flip "
             "between the owners' reconciles"
         )
-    if decls[0].ref.kind in FLUX_SOURCES and decls[0].ref.group == "source.toolkit.fluxcd.io" and _same(decls, metadata=False):
+    ref = decls[0].ref
+    if (
+        ref.group == ""
+        and ref.kind in ("ConfigMap", "Secret")
+        and len({o.location.file for o in decls}) == 1
+        and _same(decls, metadata=False)
+    ):
+        return (
+            f"every copy is the same {ref.kind} from one shared file (labels and annotations aside, which flip between "
+            "the owners' reconciles), and it holds nothing else: if one owner prunes it, the others apply it again at "
+            "their next reconcile"
+        )
+    if ref.kind in FLUX_SOURCES and ref.group == "source.toolkit.fluxcd.io" and _same(decls, metadata=False):
         return (
             "every copy is the same source: if one owner deletes it, the others' releases fail only until "
             "another owner applies it again"

@@ -3,19 +3,62 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
+from fluxgraph.checks._memo import per_cluster
 from fluxgraph.checks._ownership import (
     IMMORTAL_NAMESPACES,
     SharedNamespace,
     loc,
     shared_namespaces,
 )
+from fluxgraph.cluster import ClusterModel
 from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.model import as_dict, as_str
 
 ID = "prunable-shared-namespace"
 MAX_LISTED = 3
+OPERATOR_GROUP = "fluxcd.controlplane.io"
+# flux-operator v0.28.0 (controlplaneio-fluxcd/flux-operator#391, internal/builder/templates.go
+# ``annotationsTmpl``) annotates every object a FluxInstance applies, its namespace among them,
+# with kustomize.toolkit.fluxcd.io/prune: Disabled (and ssa: Ignore)
+OPERATOR_PROTECTS_NAMESPACE = (0, 28)
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
+
+
+def _operator_version(cluster: ClusterModel) -> tuple[int, int] | None:
+    """The flux-operator release the cluster installs, where its files pin one: the tag of an
+    OCIRepository of the flux-operator chart, or the chart version of a HelmRelease of it."""
+    for obj in cluster.objects():
+        ref, spec = obj.ref, as_dict(obj.data.get("spec"))
+        text = ""
+        if ref.kind == "OCIRepository" and as_str(spec.get("url")).rstrip("/").endswith("/flux-operator"):
+            text = as_str(as_dict(spec.get("ref")).get("tag"))
+        elif ref.kind == "HelmRelease":
+            chart = as_dict(as_dict(spec.get("chart")).get("spec"))
+            if as_str(chart.get("chart")).rstrip("/").endswith("flux-operator"):
+                text = as_str(chart.get("version"))
+        m = _VERSION.match(text)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+@per_cluster
+def _operator_namespaces(cluster: ClusterModel) -> dict[str, str]:
+    """Namespace -> the FluxInstance the cluster applies into it, whose operator protects it
+    from every Kustomization's garbage collection (``OPERATOR_PROTECTS_NAMESPACE``); empty where
+    the files pin an older operator."""
+    version = _operator_version(cluster)
+    if version is not None and version < OPERATOR_PROTECTS_NAMESPACE:
+        return {}
+    out: dict[str, str] = {}
+    for obj in cluster.objects():
+        if obj.ref.group == OPERATOR_GROUP and obj.ref.kind == "FluxInstance" and obj.ref.namespace:
+            out.setdefault(obj.ref.namespace, f"{obj.ref.namespace}/{obj.ref.name}")
+    return out
 
 
 def _who(sh: SharedNamespace) -> str:
@@ -69,7 +112,15 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             tail = "; removing or moving that declaration, or deleting the Kustomization, deletes the Namespace and everything in it"
             sev = None
         protected, others = sh.protected_others
-        if sev is None and sh.together is not None:
+        instance = _operator_namespaces(ctx.cluster).get(ns)
+        if sev is None and instance is not None:
+            sev = Severity.INFO  # the operator annotates it in the cluster: no prune deletes it
+            tail = (
+                f"; but FluxInstance {instance} lives in it, and flux-operator (v0.28 and later) applies the instance's "
+                "namespace with kustomize.toolkit.fluxcd.io/prune: Disabled, which kustomize-controller reads on the "
+                "object in the cluster: no Kustomization's garbage collection deletes it"
+            )
+        elif sev is None and sh.together is not None:
             sev = Severity.INFO  # the users live in the declaration's folder: they move together
             tail += (
                 f"; everything that uses it is declared under {sh.together}/, which holds the declaration too, so "
