@@ -209,6 +209,7 @@ def main() -> None:
     ap.add_argument("--command", default="all", choices=["graph", "check", "explain", "diff", "all"])
     ap.add_argument("--no-bytecode", action="store_true", help="compile fluxgraph's sources in every run (see the module doc)")
     opts = ap.parse_args()
+    opts.corpus = opts.corpus.resolve()  # the floor's helper runs with cwd=/
     commands = ["graph", "check", "explain", "diff"] if opts.command == "all" else [opts.command]
     targets = [(name, [], None) for name in opts.repo] if opts.repo else TARGETS
 
