@@ -359,20 +359,24 @@ class ClusterWalker:
                 self.model.kustomizations[spec.id] = node
                 self.model.extra_roots.append(spec.id)
                 queue.append(node)
+        # A Kustomization whose source or substituteFrom object the walk has not reached yet is
+        # held back until the walk has applied what it can (the cluster converges to that
+        # state: kustomize-controller retries). Held-back ones are tried again after each pass;
+        # only a pass that reconciles nothing forces one (the first) to build without what it
+        # waits for, and the others are held back again, so that what the forced one applies
+        # still reaches them.
         deferred: list[KustomizationNode] = []
-        forced = False
-        rounds = 0
+        progressed = True  # something was reconciled since the held-back ones were last queued
+        force = False
         while queue or deferred:
             if not queue:
                 queue, deferred = deferred, []
-                forced = True
-                rounds += 1
-                if rounds > 3:
-                    forced = True
+                force, progressed = not progressed, False
             node = queue.pop(0)
-            if not forced and self._should_defer(node):
+            if not force and self._should_defer(node):
                 deferred.append(node)
                 continue
+            force, progressed = False, True
             self._reconcile(node, queue)
         self._rescope()
         self._link_sources()

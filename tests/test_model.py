@@ -356,3 +356,41 @@ def test_discovery_does_not_parse_application_directories_whole(tmp_path):
     cache = FileCache(RepoFS(tmp_path))
     assert [r.dir for r in discover(cache)] == ["clusters/lab"]
     assert sorted(cache._docs) == ["clusters/apps/a-deploy.yaml", "clusters/lab/apps.yaml"]
+
+
+def _walk_ks(name: str, path: str, extra: str = "") -> str:
+    return (
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"
+        f"metadata:\n  name: {name}\n  namespace: flux-system\n"
+        f"spec:\n  interval: 10m\n  path: {path}\n  prune: true\n"
+        "  sourceRef:\n    kind: GitRepository\n    name: flux-system\n" + extra
+    )
+
+
+def test_the_walk_holds_back_again_after_a_forced_build(tmp_path):
+    """The root applies `waits` (it substitutes from a ConfigMap nothing applies: held back,
+    then forced) and `waits` applies `c` (it substitutes from y) before `d` (it applies y).
+    After the forced build, `c` is held back again until `d` has applied y, so it is built
+    with y's values: no "not in the repository" for y (issue 22)."""
+    from fluxgraph.api import load
+
+    from .conftest import gotk_sync, write_tree
+
+    sub = "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: {}\n"
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: {}\ndata:\n  {}\n"
+    write_tree(
+        tmp_path,
+        {
+            "clusters/lab/flux-system/gotk-sync.yaml": gotk_sync("lab"),
+            "clusters/lab/waits.yaml": _walk_ks("waits", "./waits", sub.format("nowhere")),
+            "waits/a-c.yaml": _walk_ks("c", "./c", sub.format("y")),
+            "waits/b-d.yaml": _walk_ks("d", "./d"),
+            "c/cm.yaml": cm.format("out", "default", "v: ${VALUE}"),
+            "d/y.yaml": cm.format("y", "flux-system", "VALUE: from-y"),
+        },
+    )
+    [cluster] = load(tmp_path).clusters
+    c = cluster.kustomizations["flux-system/c"]
+    [out] = [o for o in c.objects if o.ref.name == "out"]
+    assert out.data["data"]["v"] == "from-y"
+    assert not any("y" in p.message and "not in the repository" in p.message for p in c.problems)
