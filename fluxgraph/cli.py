@@ -10,7 +10,6 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -21,7 +20,7 @@ from fluxgraph.export import to_json, to_text
 from fluxgraph.model import FluxgraphError
 
 if TYPE_CHECKING:
-    from fluxgraph.config import Config
+    from fluxgraph.config import Settings
 
 cluster_option = click.option("--cluster", "cluster", metavar="DIR", help="Path (relative to PATH) of the cluster's root Kustomization.")
 env_option = click.option("--env", "env", metavar="NAME", help="Shorthand for --cluster clusters/NAME.")
@@ -29,6 +28,9 @@ flux_version_option = click.option(
     "--flux-version", metavar="X.Y", default=None, help="Flux version to model (strict substitution from 2.9; default: latest)."
 )
 strict_option = click.option("--strict/--no-strict", default=None, help="Force strict postBuild substitution on or off.")
+config_option = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Configuration file (default: .fluxgraph.yaml found from PATH upwards)."
+)
 
 
 def _parse_vars(pairs: tuple[str, ...], files: tuple[str, ...]) -> dict[str, str]:
@@ -63,73 +65,41 @@ def substitute_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def model_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """What every command that builds the model takes: --cluster/--env, --flux-version,
-    --strict/--no-strict, --substitute and --substitute-from (in that order in --help)."""
-    for option in (substitute_options, strict_option, flux_version_option, env_option, cluster_option):
+    """What every command that builds the model takes: --config, --cluster/--env,
+    --flux-version, --strict/--no-strict, --substitute and --substitute-from (in that order in
+    --help)."""
+    for option in (substitute_options, strict_option, flux_version_option, env_option, cluster_option, config_option):
         f = option(f)
     return f
 
 
-def _confined(base: Path, rel: str, what: str) -> None:
-    """A file that the repository itself names for fluxgraph (the ``.fluxgraph.yaml`` found from
-    PATH upwards, the baseline that file names) is repository input, read on the same terms as
-    manifests: a regular file inside ``base`` (no ``..``, absolute path or symlink out of it), not a
-    FIFO or device, within the size limit. Files given on the command line are the user's own."""
-    from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
-
-    try:
-        RepoFS(base).read_bytes(join("", rel))
-    except (PathEscape, FileTooLarge, OSError) as e:
-        raise FluxgraphError(f"{what} {rel}: {getattr(e, 'strerror', None) or e}; not read") from None
-
-
-def _analysis_settings(
+def _settings(
     path: str,
-    config_path: str | None,
     model: dict[str, Any],
     *,
     enable: tuple[str, ...] = (),
     disable: tuple[str, ...] = (),
     baseline_path: str | None = None,
     read_baseline_file: bool = True,
-) -> tuple[Config, dict[str, Any]]:
-    """The configuration (``.fluxgraph.yaml`` found from PATH upwards, or --config) and the
-    keyword arguments of ``engine.analyze`` that ``check`` and ``fix`` share: the command line
-    wins over the configuration. ``model`` holds the values of ``model_options`` (--cluster,
-    --env, --flux-version, --strict, --substitute, --substitute-from). Raises FluxgraphError."""
-    from fluxgraph.config import Config, find_config, load_config
-    from fluxgraph.suppress import read_baseline
+) -> Settings:
+    """``config.resolve_settings`` from the values of ``model_options`` (--config, --cluster,
+    --env, --flux-version, --strict, --substitute, --substitute-from): the one way every
+    command reads the configuration and the options. Raises FluxgraphError."""
+    from fluxgraph.config import resolve_settings
 
-    cfg_file = Path(config_path) if config_path else find_config(Path(path))
-    if cfg_file is not None and not config_path:
-        _confined(cfg_file.parent, cfg_file.name, "configuration file")
-    cfg = load_config(cfg_file) if cfg_file else Config()
-    variables = dict(cfg.substitute)
-    variables.update(_parse_vars(model["substitute"], model["substitute_from"]))
-    cluster, env, flux_version, strict = model["cluster"], model["env"], model["flux_version"], model["strict"]
-    baseline = None
-    bpath = baseline_path or (str(cfg.path.parent / cfg.baseline) if cfg.baseline and cfg.path else None)
-    if bpath and read_baseline_file:
-        if not baseline_path and not config_path and cfg.path is not None and cfg.baseline:
-            _confined(cfg.path.parent, cfg.baseline, "baseline")
-        try:
-            baseline = read_baseline(bpath)
-        except ValueError as e:
-            raise FluxgraphError(str(e)) from None
-    return cfg, {
-        "cluster": cluster if cluster is not None else (cfg.cluster if env is None else None),
-        # --cluster/--env on the command line win over the configuration's clusters
-        "clusters": cfg.clusters if cluster is None and env is None else None,
-        "env": env if env is not None else (cfg.env if cluster is None and cfg.cluster is None else None),
-        "flux_version": flux_version or cfg.flux_version,
-        "strict": strict if strict is not None else cfg.strict,
-        "extra_vars": variables,
-        "enabled": set(enable) or cfg.enable,
-        "disabled": set(disable) | cfg.disable,
-        "severities": cfg.severities,
-        "exclude": cfg.excluded if cfg.exclude else None,
-        "baseline": baseline,
-    }
+    return resolve_settings(
+        path,
+        model["config_path"],
+        cluster=model["cluster"],
+        env=model["env"],
+        flux_version=model["flux_version"],
+        strict=model["strict"],
+        extra_vars=_parse_vars(model["substitute"], model["substitute_from"]),
+        enable=enable,
+        disable=disable,
+        baseline_path=baseline_path,
+        read_baseline_file=read_baseline_file,
+    )
 
 
 def _fail(msg: str) -> None:
@@ -249,12 +219,6 @@ GRAPH_FORMAT_NAMES = ["text", "json", "dot", "svg", "png", "mermaid"]
 @click.option("--legend/--no-legend", default=True, show_default=True, help="Draw the legend.")
 def graph(
     path: str,
-    cluster: str | None,
-    env: str | None,
-    flux_version: str | None,
-    strict: bool | None,
-    substitute: tuple[str, ...],
-    substitute_from: tuple[str, ...],
     fmt: str | None,
     output: str | None,
     focus: str | None,
@@ -265,6 +229,7 @@ def graph(
     sources: str,
     with_findings: bool,
     legend: bool,
+    **model: Any,
 ) -> None:
     """Build the reconcile graph of PATH's clusters and print it (text, JSON) or draw it (DOT,
     SVG, PNG, Mermaid). SVG and PNG need Graphviz's `dot`; without it the DOT is written instead
@@ -283,14 +248,8 @@ def graph(
     if spec.binary and output is None and sys.stdout.isatty():
         _fail(f"refusing to write {fmt.upper()} to a terminal; use --output FILE or a pipe")
     try:
-        repo = load(
-            path,
-            cluster=cluster,
-            env=env,
-            flux_version=flux_version,
-            strict=strict,
-            extra_vars=_parse_vars(substitute, substitute_from),
-        )
+        settings = _settings(path, model)
+        repo = load(path, **settings.load_kwargs())
     except FluxgraphError as e:
         _fail(str(e))
         return
@@ -308,7 +267,7 @@ def graph(
         if with_findings:
             from fluxgraph.engine import run_checks
 
-            findings = run_checks(repo).findings
+            findings = run_checks(repo, **settings.check_kwargs()).findings
         view = build_view(repo.clusters, findings, options)
     except FluxgraphError as e:
         _fail(str(e))
@@ -369,7 +328,6 @@ CHECK_FORMATS = ["text", "json", "sarif", "junit", "github"]
 )
 @click.option("--enable", "enable", multiple=True, metavar="RULE", help="Run only these rules (repeatable).")
 @click.option("--disable", "disable", multiple=True, metavar="RULE", help="Do not run these rules (repeatable).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Configuration file (default: .fluxgraph.yaml found from PATH upwards).")
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None, help="Report only findings not in this baseline file.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), default=None, help="Write every current finding to FILE as the new baseline.")
 def check(
@@ -379,7 +337,6 @@ def check(
     fail_on: str | None,
     enable: tuple[str, ...],
     disable: tuple[str, ...],
-    config_path: str | None,
     baseline_path: str | None,
     write_baseline_path: str | None,
     **model: Any,
@@ -400,16 +357,10 @@ def check(
     if not outputs and len(formats) > 1:
         _fail("several --format need one --output each (only one report can go to stdout)")
     try:
-        cfg, settings = _analysis_settings(
-            path,
-            config_path,
-            model,
-            enable=enable,
-            disable=disable,
-            baseline_path=baseline_path,
-            read_baseline_file=not write_baseline_path,
+        settings = _settings(
+            path, model, enable=enable, disable=disable, baseline_path=baseline_path, read_baseline_file=not write_baseline_path
         )
-        report = analyze(path, **settings)
+        report = analyze(path, **settings.analyze_kwargs())
     except FluxgraphError as e:
         _fail(str(e))
         return
@@ -423,7 +374,7 @@ def check(
         out = outputs[i] if outputs else None
         color = out is None and fmt == "text" and sys.stdout.isatty()
         _emit(FORMATS[fmt](report, color), out)
-    threshold = Severity(fail_on) if fail_on else (cfg.fail_on or Severity.ERROR)
+    threshold = Severity(fail_on) if fail_on else (settings.config.fail_on or Severity.ERROR)
     sys.exit(0 if write_baseline_path else report.exit_code(threshold))
 
 
@@ -438,8 +389,7 @@ def check(
     help="Fix only the findings of this rule (repeatable; default: every rule with an automatic fix).",
 )
 @click.option("--write", is_flag=True, help="Edit the files in place (default: print a unified diff and write nothing).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Configuration file (default: .fluxgraph.yaml found from PATH upwards).")
-def fix_cmd(path: str, rules: tuple[str, ...], write: bool, config_path: str | None, **model: Any) -> None:
+def fix_cmd(path: str, rules: tuple[str, ...], write: bool, **model: Any) -> None:
     """Repair the findings of PATH that have one mechanical repair (see `fluxgraph rules`:
     column "fix"), changing only the lines they must. Without --write, print the unified diff of
     what would change and write nothing; with --write, edit the files in place (atomically per
@@ -452,8 +402,8 @@ def fix_cmd(path: str, rules: tuple[str, ...], write: bool, config_path: str | N
     from fluxgraph.fix import fix_repository
 
     try:
-        _, settings = _analysis_settings(path, config_path, model)
-        result = fix_repository(path, rules=set(rules) or None, **settings)
+        settings = _settings(path, model)
+        result = fix_repository(path, rules=set(rules) or None, **settings.analyze_kwargs())
     except FluxgraphError as e:
         _fail(str(e))
         return
@@ -544,16 +494,11 @@ def _rel_dir(p: str | None) -> str | None:
 def explain_cmd(
     target: str,
     path: str,
-    cluster: str | None,
-    env: str | None,
-    flux_version: str | None,
-    strict: bool | None,
-    substitute: tuple[str, ...],
-    substitute_from: tuple[str, ...],
     fmt: str,
     move_to: str | None,
     move_path: str | None,
     output: str | None,
+    **model: Any,
 ) -> None:
     """Explain TARGET (a folder or file of PATH, a Kustomization, or Kind/namespace/name): who
     applies it and how, what it contributes, the variables it needs, who depends on it, the
@@ -567,9 +512,11 @@ def explain_cmd(
     if move_path is not None and move_to is None:
         _fail("--to-path needs --to")
     try:
-        repo = load(path, cluster=cluster, env=env, flux_version=flux_version, strict=strict, extra_vars=_parse_vars(substitute, substitute_from))
+        settings = _settings(path, model)
+        repo = load(path, **settings.load_kwargs())
         tgt = resolve_target(repo, target)
-        ex = explain(repo, tgt, findings=findings_for(repo, tgt), move_to=move_to, move_path=_rel_dir(move_path))
+        findings = findings_for(repo, tgt, **settings.check_kwargs())
+        ex = explain(repo, tgt, findings=findings, move_to=move_to, move_path=_rel_dir(move_path))
     except FluxgraphError as e:
         _fail(str(e))
         return
@@ -596,15 +543,10 @@ def diff_cmd(
     path: str,
     base_rev: str,
     head_rev: str | None,
-    cluster: str | None,
-    env: str | None,
-    flux_version: str | None,
-    strict: bool | None,
-    substitute: tuple[str, ...],
-    substitute_from: tuple[str, ...],
     fmt: str,
     fail_on: str,
     output: str | None,
+    **model: Any,
 ) -> None:
     """Compare the clusters of PATH at git revision --base with --head (default: the working
     tree): objects added, removed and moved, what garbage collection will delete and whether a
@@ -621,18 +563,7 @@ def diff_cmd(
     from fluxgraph.render.diff_report import render_markdown, render_text
 
     try:
-        report = diff_revisions(
-            path,
-            base_rev,
-            head_rev,
-            load_kwargs={
-                "cluster": cluster,
-                "env": env,
-                "flux_version": flux_version,
-                "strict": strict,
-                "extra_vars": _parse_vars(substitute, substitute_from),
-            },
-        )
+        report = diff_revisions(path, base_rev, head_rev, settings=_settings(path, model))
     except FluxgraphError as e:
         _fail(str(e))
         return

@@ -180,6 +180,12 @@ class ClusterModel:
     scopes: ScopeTable = field(default_factory=ScopeTable, repr=False)  # scope of (group, kind)
     flux: FluxRelease = field(default_factory=FluxRelease)  # the Flux the cluster runs (fluxgraph.fluxrelease)
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)  # built on first use
+    # fluxgraph.ordering.revision_ordered_after's answers and edges, built on first use
+    revision_reach: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
+    revision_reach_edges: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
+    # fluxgraph.ordering.ordered_after's (dependsOn and parent links)
+    exist_reach: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
+    exist_reach_edges: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
     # admission the cluster installs that may change Flux objects (``fluxgraph.admission``)
     mutators: list[Mutator] = field(default_factory=list)

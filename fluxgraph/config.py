@@ -3,9 +3,9 @@ at a directory holding ``.git``) or given with ``--config``.
 
 ```yaml
 rules:
-  disable: [flux-dependency-on-other-source]   # rule IDs not to run
+  disable: [cross-source-depends-on]            # rule IDs not to run
   enable: []                                    # if set, run only these
-  severity: {shared-namespace-single-pruner: warning}
+  severity: {prunable-shared-namespace: info}
 exclude: ["archive/**", "**/testdata/**"]      # findings in these files are dropped
 cluster: clusters/production                    # default --cluster
 clusters: [clusters/prod, clusters/staging]     # the clusters, where discovery cannot tell
@@ -14,7 +14,10 @@ fail-on: error
 substitute: {CLUSTER_DOMAIN: example.com}       # variables that only exist in the cluster
 baseline: .fluxgraph-baseline.json
 ```
-Command-line options win over the file.
+Command-line options win over the file. ``resolve_settings`` resolves the file and the options
+once into ``Settings``, which every command (``check``, ``fix``, ``graph``, ``explain``,
+``diff``) and the library's callers pass on: ``Settings.load_kwargs()`` to ``api.load``,
+``Settings.check_kwargs()`` to ``engine.run_checks``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 
 from fluxgraph.findings import Severity
 from fluxgraph.model import FluxgraphError
+from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
 from fluxgraph.yamlio import YamlLoadError, load_text
 
 CONFIG_NAMES = (".fluxgraph.yaml", ".fluxgraph.yml")
@@ -129,3 +133,111 @@ def load_config(path: Path) -> Config:
         raise FluxgraphError(f"{path}: substitute must be a mapping of variable names to values")
     cfg.substitute = {str(k): "" if v is None else str(v).lower() if isinstance(v, bool) else str(v) for k, v in subst.items()}
     return cfg
+
+
+def confined(base: Path, rel: str, what: str) -> None:
+    """Refuse a file named by the repository itself (a configuration found from PATH upwards,
+    the baseline it names) that leaves ``base`` through a symlink, or cannot be read within the
+    limits: such a file is read with the same rules as the repository's own."""
+    try:
+        RepoFS(base).read_bytes(join("", rel))
+    except (PathEscape, FileTooLarge, OSError) as e:
+        raise FluxgraphError(f"{what} {rel}: {getattr(e, 'strerror', None) or e}; not read") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run is configured by, resolved once from ``.fluxgraph.yaml`` and the command
+    line (the command line wins). ``enabled``/``disabled`` select rules, ``severities``
+    override them, ``exclude`` drops findings by file, ``baseline`` holds the fingerprints of
+    known findings."""
+
+    config: Config = field(default_factory=Config)
+    cluster: str | None = None
+    clusters: tuple[str, ...] | None = None
+    env: str | None = None
+    flux_version: str | None = None
+    strict: bool | None = None
+    extra_vars: dict[str, str] = field(default_factory=dict)
+    enabled: frozenset[str] | None = None
+    disabled: frozenset[str] = frozenset()
+    severities: dict[str, Severity] = field(default_factory=dict)
+    exclude: Any = None  # a predicate over a finding's file, or None
+    baseline: Any = None  # suppress.Baseline, or None
+
+    def load_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``api.load``."""
+        return {
+            "cluster": self.cluster,
+            "clusters": list(self.clusters) if self.clusters else None,
+            "env": self.env,
+            "flux_version": self.flux_version,
+            "strict": self.strict,
+            "extra_vars": dict(self.extra_vars),
+        }
+
+    def check_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``engine.run_checks``."""
+        return {
+            "enabled": set(self.enabled) if self.enabled is not None else None,
+            "disabled": set(self.disabled),
+            "severities": dict(self.severities),
+            "exclude": self.exclude,
+            "baseline": self.baseline,
+        }
+
+    def analyze_kwargs(self) -> dict[str, Any]:
+        """Both: the keyword arguments of ``engine.analyze``."""
+        return {**self.load_kwargs(), **self.check_kwargs()}
+
+
+def resolve_settings(
+    path: str | Path,
+    config_path: str | Path | None = None,
+    *,
+    cluster: str | None = None,
+    env: str | None = None,
+    flux_version: str | None = None,
+    strict: bool | None = None,
+    extra_vars: dict[str, str] | None = None,
+    enable: tuple[str, ...] | set[str] = (),
+    disable: tuple[str, ...] | set[str] = (),
+    baseline_path: str | None = None,
+    read_baseline_file: bool = True,
+) -> Settings:
+    """The configuration (``config_path``, else ``.fluxgraph.yaml`` found from ``path``
+    upwards, confined to its directory) merged with what the caller gives: a value given here
+    wins over the file's; ``--cluster``/``--env`` win over the file's ``clusters:``; variables
+    are the file's ``substitute`` updated with ``extra_vars``. Raises FluxgraphError."""
+    from fluxgraph.suppress import read_baseline
+
+    cfg_file = Path(config_path) if config_path else find_config(Path(path))
+    if cfg_file is not None and not config_path:
+        confined(cfg_file.parent, cfg_file.name, "configuration file")
+    cfg = load_config(cfg_file) if cfg_file else Config()
+    variables = dict(cfg.substitute)
+    variables.update(extra_vars or {})
+    baseline = None
+    bpath = baseline_path or (str(cfg.path.parent / cfg.baseline) if cfg.baseline and cfg.path else None)
+    if bpath and read_baseline_file:
+        if not baseline_path and not config_path and cfg.path is not None and cfg.baseline:
+            confined(cfg.path.parent, cfg.baseline, "baseline")
+        try:
+            baseline = read_baseline(bpath)
+        except ValueError as e:
+            raise FluxgraphError(str(e)) from None
+    enabled = set(enable) or cfg.enable
+    return Settings(
+        config=cfg,
+        cluster=cluster if cluster is not None else (cfg.cluster if env is None else None),
+        clusters=tuple(cfg.clusters) if cfg.clusters and cluster is None and env is None else None,
+        env=env if env is not None else (cfg.env if cluster is None and cfg.cluster is None else None),
+        flux_version=flux_version or cfg.flux_version,
+        strict=strict if strict is not None else cfg.strict,
+        extra_vars=variables,
+        enabled=frozenset(enabled) if enabled is not None else None,
+        disabled=frozenset(set(disable) | cfg.disable),
+        severities=dict(cfg.severities),
+        exclude=cfg.excluded if cfg.exclude else None,
+        baseline=baseline,
+    )

@@ -13,9 +13,9 @@ import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fluxgraph import envsubst, flux, gc
+from fluxgraph import envsubst, flux, gc, ordering
 from fluxgraph.api import Repository, load
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.explain import declaration_object, post_build_summary
@@ -23,6 +23,9 @@ from fluxgraph.findings import Finding, Severity
 from fluxgraph.gitrev import Tree
 from fluxgraph.model import FluxgraphError, Location, ObjRef
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS
+
+if TYPE_CHECKING:
+    from fluxgraph.config import Settings
 
 # Effect codes beyond the per-object verdicts of fluxgraph.gc
 NAMESPACE_CASCADE = "namespace-cascade"
@@ -209,7 +212,7 @@ def _ks_fields(model: ClusterModel, node: KustomizationNode) -> dict[str, str]:
     s = node.spec
     return {
         "path": s.path,
-        "sourceRef": gc.source_of(s) or "",
+        "sourceRef": ordering.source_of(s) or "",
         "prune": str(s.prune).lower(),
         "wait": str(s.wait).lower(),
         "timeout": flux.format_duration(s.effective_timeout),
@@ -447,9 +450,9 @@ def _object_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                 j = gc.judge_finalizer(bo.data, o_base.spec, ref.kind, ref.name, moved_to=new_id)
             elif new_id is not None:
                 new_head = head.kustomizations[new_id]
-                chain_b = gc.dependency_chain(base, o_id, new_id, same_source=True)
-                chain_h = gc.dependency_chain(head, o_id, new_id, same_source=True)
-                if gc.source_of(new_head.spec) != gc.source_of(o_head.spec):
+                chain_b = ordering.revision_chain(base, o_id, new_id)
+                chain_h = ordering.revision_chain(head, o_id, new_id)
+                if ordering.source_of(new_head.spec) != ordering.source_of(o_head.spec):
                     chain_b = chain_h = None
                 j = gc.judge_move(
                     bo.data,
@@ -986,19 +989,28 @@ def diff_revisions(
     base_rev: str,
     head_rev: str | None = None,
     *,
+    settings: Settings | None = None,
     load_kwargs: dict[str, Any] | None = None,
     checks: Callable[[Repository], list[Finding]] | None = None,
 ) -> DiffReport:
     """Compare ``base_rev`` with ``head_rev`` (default: the working tree) of the folder ``path``
-    of a git repository."""
+    of a git repository. ``settings`` (``config.resolve_settings``) decide how both revisions
+    are loaded and which findings count, as for ``check``; ``load_kwargs`` and ``checks``
+    replace either part."""
     from fluxgraph import gitrev
 
-    load_kwargs = dict(load_kwargs or {})
+    if settings is None:
+        from fluxgraph.config import Settings
+
+        settings = Settings()
+    load_kwargs = dict(load_kwargs if load_kwargs is not None else settings.load_kwargs())
     if checks is None:
         from fluxgraph.engine import run_checks
 
+        check_kwargs = settings.check_kwargs()
+
         def checks(repo: Repository) -> list[Finding]:
-            return run_checks(repo).findings
+            return run_checks(repo, **check_kwargs).findings
 
     gitrev.toplevel(path)
     base_tree = gitrev.read_tree(path, base_rev)

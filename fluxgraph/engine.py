@@ -257,7 +257,12 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
 def analyze(path: str | Path | RepoFS, **kwargs: Any) -> Report:
     """Load the repository (a directory, or a ``RepoFS`` such as a git revision or the
     repository with ``fluxgraph fix``'s changes in memory) and run the checks. Keyword arguments
-    are those of ``api.load`` plus those of ``run_checks``."""
+    are those of ``api.load`` plus those of ``run_checks``; ``settings`` (a
+    ``config.Settings``, as ``config.resolve_settings`` reads ``.fluxgraph.yaml``) gives them
+    all at once, and a keyword argument given beside it wins."""
+    settings = kwargs.pop("settings", None)
+    if settings is not None:
+        kwargs = {**settings.analyze_kwargs(), **kwargs}
     check_keys = ("enabled", "disabled", "severities", "options", "exclude", "baseline")
     check_kwargs = {k: kwargs.pop(k) for k in check_keys if k in kwargs}
     repo = load(path, **kwargs)

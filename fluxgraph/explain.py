@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgraph import envsubst, flux, gc, overrides
+from fluxgraph import envsubst, flux, gc, ordering, overrides
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.findings import Finding
@@ -404,7 +404,7 @@ def chain_link(model: ClusterModel, ks_id: str) -> ChainLink:
         id=ks_id,
         path=s.path,
         build_dir=node.build_dir,
-        source=gc.source_of(s),
+        source=ordering.source_of(s),
         prune=s.prune,
         wait=s.wait,
         timeout=flux.format_duration(s.effective_timeout),
@@ -790,12 +790,12 @@ def plan_move(
     for o in _order(moving):
         old = model.kustomizations[o.owner]
         chain_ids = (
-            gc.dependency_chain(model, old.id, new_owner, same_source=True) if old.id != new_owner else None
+            ordering.revision_chain(model, old.id, new_owner) if old.id != new_owner else None
         )
         if (
             chain_ids is not None
             and new_node is not None
-            and gc.source_of(new_node.spec) != gc.source_of(old.spec)
+            and ordering.source_of(new_node.spec) != ordering.source_of(old.spec)
         ):
             chain_ids = None
         created_by_old = new_node is not None and gc.applied_by(model, new_owner, old.id)
@@ -928,9 +928,9 @@ def plan_move(
             diffs.append(
                 f"spec.decryption: {old_id} {'decrypts' if ospec.decryption else 'does not decrypt'}, {new_owner} {'decrypts' if nspec.decryption else 'does not'}"
             )
-        if gc.source_of(ospec) != gc.source_of(nspec):
+        if ordering.source_of(ospec) != ordering.source_of(nspec):
             diffs.append(
-                f"sourceRef: {old_id} {gc.source_of(ospec)}, {new_owner} {gc.source_of(nspec)} (a dependsOn between them does not wait for the same revision)"
+                f"sourceRef: {old_id} {ordering.source_of(ospec)}, {new_owner} {ordering.source_of(nspec)} (a dependsOn between them does not wait for the same revision)"
             )
         if ospec.common_metadata != nspec.common_metadata:
             diffs.append("commonMetadata differs: labels/annotations of the objects change")
@@ -1033,7 +1033,7 @@ def move_steps(
             steps.append(
                 f"Or, instead of step {len(steps)}, make {old_id} wait for {new}: add `dependsOn: [{_yaml_dep(new, old.spec.namespace)}]` "
                 f"to {old_id} {when} ({old_id} stays blocked until {new} exists and is Ready); "
-                f"both must use the same source ({gc.source_of(old.spec)}). Not possible if {new} is declared inside {old_id}'s own path."
+                f"both must use the same source ({ordering.source_of(old.spec)}). Not possible if {new} is declared inside {old_id}'s own path."
             )
     if not plan.exists:
         counts: dict[str, int] = {}
@@ -1045,7 +1045,7 @@ def move_steps(
         old0 = model.kustomizations[main_old] if main_old else None
         spec_bits = [f"path: ./{plan.new_path}" if plan.new_path else "path: <the new folder>"]
         if old0 is not None:
-            spec_bits.append(f"sourceRef: {gc.source_of(old0.spec)}")
+            spec_bits.append(f"sourceRef: {ordering.source_of(old0.spec)}")
             spec_bits.append("prune: true")
             if old0.spec.target_namespace:
                 spec_bits.append(f"targetNamespace: {old0.spec.target_namespace}")
@@ -1166,9 +1166,11 @@ def applies(model: ClusterModel, target: Target) -> bool:
     return bool(objs or builders)
 
 
-def findings_for(repo: Repository, target: Target) -> list[Finding]:
+def findings_for(repo: Repository, target: Target, **check_kwargs: Any) -> list[Finding]:
     """The rule findings of the clusters that apply the target (the checks run only there; the
-    suppression-hygiene rules, which need every cluster's findings, only when that is all)."""
+    suppression-hygiene rules, which need every cluster's findings, only when that is all).
+    ``check_kwargs`` are ``engine.run_checks``'s (``config.Settings.check_kwargs``: the rules
+    the configuration selects, its severities, exclusions and baseline)."""
     from fluxgraph.catalog import load_catalog
     from fluxgraph.checks import phase_of, registry
     from fluxgraph.engine import run_checks
@@ -1177,11 +1179,13 @@ def findings_for(repo: Repository, target: Target) -> list[Finding]:
     if not present:
         return []
     if len(present) == len(repo.clusters):
-        return run_checks(repo).findings
+        return run_checks(repo, **check_kwargs).findings
     catalog = load_catalog()
     whole_repo = {r for r in registry() if phase_of(r) == 2 and r in catalog}
     sub = Repository(root=repo.root, clusters=present, problems=repo.problems, cache=repo.cache)
-    return run_checks(sub, disabled=whole_repo).findings
+    kwargs = dict(check_kwargs)
+    kwargs["disabled"] = set(kwargs.get("disabled") or ()) | whole_repo
+    return run_checks(sub, **kwargs).findings
 
 
 def explain(

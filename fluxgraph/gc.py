@@ -46,10 +46,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import flux
-from fluxgraph.checks._ordering import has_ready_expr
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.findings import Severity
 from fluxgraph.model import ObjRef, as_dict
+from fluxgraph.ordering import revision_chain, source_of, waits_for_revision
+from fluxgraph.ordering import transitive_dependents as transitive_dependents  # re-exported: explain, diff
+from fluxgraph.ordering import transitive_depends as transitive_depends  # re-exported: explain, diff
 
 PRUNE_KEY = "kustomize.toolkit.fluxcd.io/prune"
 RECONCILE_KEY = "kustomize.toolkit.fluxcd.io/reconcile"
@@ -125,49 +127,6 @@ def deletion_policy_text(spec: flux.FluxKustomization) -> str:
     return f"deletionPolicy {spec.deletion_policy}"
 
 
-def source_of(spec: flux.FluxKustomization) -> str | None:
-    return spec.source_ref.id if spec.source_ref is not None else None
-
-
-def dependency_chain(model: ClusterModel, frm: str, to: str, *, same_source: bool) -> list[str] | None:
-    """A ``dependsOn`` path ``frm -> ... -> to`` (ids, both ends included), or None. With
-    ``same_source`` every hop must use ``frm``'s source and have no ``readyExpr``, so that each
-    waits for the same revision (``checkDependencies``); ``to`` may be absent from the model (a
-    Kustomization to be added)."""
-    start = model.kustomizations.get(frm)
-    if start is None:
-        return None
-    src = source_of(start.spec)
-    prev: dict[str, str] = {}
-    queue = [frm]
-    seen = {frm}
-    while queue:
-        cur = queue.pop(0)
-        node = model.kustomizations.get(cur)
-        if node is None:
-            continue
-        for d in node.spec.depends_on:
-            dep = str(d)
-            if dep in seen:
-                continue
-            dnode = model.kustomizations.get(dep)
-            if dep != to and dnode is None:
-                continue
-            if same_source and dnode is not None and source_of(dnode.spec) != src:
-                continue
-            if same_source and has_ready_expr(node.spec.spec, d, node.spec.namespace):
-                continue
-            seen.add(dep)
-            prev[dep] = cur
-            if dep == to:
-                chain = [to]
-                while chain[-1] != frm:
-                    chain.append(prev[chain[-1]])
-                return list(reversed(chain))
-            queue.append(dep)
-    return None
-
-
 def applied_by(model: ClusterModel, ks_id: str, ancestor: str) -> bool:
     """Whether ``ancestor`` applies ``ks_id``'s Kustomization object, directly or through children."""
     return ancestor in model.ancestors(ks_id)
@@ -233,7 +192,7 @@ def spec_carrier(base: ClusterModel, head: ClusterModel, ks_id: str) -> SpecCarr
     pb = base.kustomizations.get(parent)
     if ph is None or pb is None:
         return None
-    chain = dependency_chain(base, ks_id, parent, same_source=True)
+    chain = revision_chain(base, ks_id, parent)
     if chain is None:
         return None
     src = source_of(bn.spec)
@@ -242,7 +201,7 @@ def spec_carrier(base: ClusterModel, head: ClusterModel, ks_id: str) -> SpecCarr
         if an is None or source_of(an.spec) != src:
             return None
         dep = next((d for d in an.spec.depends_on if str(d) == b), None)
-        if dep is None or has_ready_expr(an.spec.spec, dep, an.spec.namespace):
+        if dep is None or not waits_for_revision(head, an, dep):
             return None
     if source_of(ph.spec) != src:
         return None
@@ -254,40 +213,6 @@ def spec_carrier(base: ClusterModel, head: ClusterModel, ks_id: str) -> SpecCarr
     if dict(pb.variables) != dict(ph.variables):
         changes.append("its substitution variables")
     return SpecCarrier(ks_id, parent, tuple(chain), tuple(changes))
-
-
-def transitive_depends(model: ClusterModel, ks_id: str) -> dict[str, int]:
-    """Every Kustomization ``ks_id`` waits for through ``dependsOn``, with its distance."""
-    out: dict[str, int] = {}
-    queue = [(ks_id, 0)]
-    while queue:
-        cur, d = queue.pop(0)
-        node = model.kustomizations.get(cur)
-        if node is None:
-            continue
-        for dep in node.spec.depends_on:
-            k = str(dep)
-            if k not in out and k != ks_id:
-                out[k] = d + 1
-                queue.append((k, d + 1))
-    return out
-
-
-def transitive_dependents(model: ClusterModel, ks_id: str) -> dict[str, int]:
-    """Every Kustomization that waits for ``ks_id`` through ``dependsOn``, with its distance."""
-    rev: dict[str, list[str]] = {}
-    for ks in model.kustomizations.values():
-        for dep in ks.spec.depends_on:
-            rev.setdefault(str(dep), []).append(ks.id)
-    out: dict[str, int] = {}
-    queue = [(ks_id, 0)]
-    while queue:
-        cur, d = queue.pop(0)
-        for k in rev.get(cur, []):
-            if k not in out and k != ks_id:
-                out[k] = d + 1
-                queue.append((k, d + 1))
-    return out
 
 
 # -- one object changing owner ----------------------------------------------------------

@@ -900,3 +900,40 @@ def test_load_pair_checks_only_affected_clusters(tmp_path):
     base, head = load_pair(base_tree, repo, load_kwargs={}, checks=checks)
     assert seen == [["clusters/prod"], ["clusters/prod"]]
     assert base.reused == []
+
+
+def test_the_configuration_selects_the_rules_of_diff_explain_and_graph(tmp_path):
+    """`.fluxgraph.yaml` is read by every command, not only check and fix (issue 22): with the
+    demo's error rules disabled there, `diff` from the fixed demo to the demo exits 0 and
+    lists none of their findings, `explain` lists none, and `graph` colours no node by them."""
+    repo = tmp_path / "demo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    _replace_tree(repo, FIXTURES / "repos" / "homelab-fixed")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    _replace_tree(repo, FIXTURES / "repos" / "homelab")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "head")
+    off = ("hook-fails-on-success", "unescaped-shell-variable", "unsubstituted-flux-variable")
+    code, doc = run(repo)
+    assert code == 1 and {f["rule"] for c in doc["clusters"] for f in c["newFindings"]} >= set(off)
+    (repo / ".fluxgraph.yaml").write_text("rules:\n  disable: [" + ", ".join(off) + "]\n")
+    code, doc = run(repo)
+    assert code == 0 and not {f["rule"] for c in doc["clusters"] for f in c["newFindings"]} & set(off)
+    runner = CliRunner()
+    res = runner.invoke(main, ["explain", "apps/nextcloud", str(repo), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert "unescaped-shell-variable" not in res.output
+    (repo / ".fluxgraph.yaml").unlink()
+    res = runner.invoke(main, ["explain", "apps/nextcloud", str(repo), "--format", "json"])
+    assert "unescaped-shell-variable" in res.output
+    # --config names a file anywhere, for every command
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("rules:\n  disable: [" + ", ".join(off) + "]\n")
+    res = runner.invoke(main, ["explain", "apps/nextcloud", str(repo), "--format", "json", "--config", str(cfg)])
+    assert res.exit_code == 0 and "unescaped-shell-variable" not in res.output
+    plain = runner.invoke(main, ["graph", str(repo), "--format", "dot"])
+    configured = runner.invoke(main, ["graph", str(repo), "--format", "dot", "--config", str(cfg)])
+    assert plain.exit_code == configured.exit_code == 0
+    assert "findings (error)" in plain.output and "findings (error)" not in configured.output

@@ -643,7 +643,7 @@ def test_cli_findings_switch(monkeypatch):
 
     calls = []
     real = fluxgraph.engine.run_checks
-    monkeypatch.setattr(fluxgraph.engine, "run_checks", lambda repo: calls.append(1) or real(repo))
+    monkeypatch.setattr(fluxgraph.engine, "run_checks", lambda repo, **kw: calls.append(1) or real(repo, **kw))
     assert CliRunner().invoke(main, ["graph", str(HOMELAB), "--format", "dot"]).exit_code == 0
     assert (
         CliRunner().invoke(main, ["graph", str(HOMELAB), "--format", "dot", "--no-findings"]).exit_code == 0

@@ -574,6 +574,21 @@ def test_race_is_ordered_transitively(tmp_path):
     assert findings(_race_repo(tmp_path, "dependsOn:\n  - name: middle\n    namespace: flux-system\n")) == []
 
 
+def test_a_ready_expr_on_the_chain_does_not_order_the_revision(tmp_path):
+    """A readyExpr replaces the built-in check, revision included (kustomize-controller v1.7,
+    AdditiveCELDependencyCheck off): a chain through it does not order the revision, as
+    `diff` and `explain` already read it (fluxgraph.ordering, issue 22)."""
+    assert findings(_race_repo(tmp_path / "plain", "dependsOn:\n  - name: middle\n")) == []
+    expr = "dependsOn:\n  - name: middle\n    readyExpr: status.conditions.exists(c, c.type == 'Ready')\n"
+    [f] = findings(_race_repo(tmp_path / "expr", expr))
+    assert f.rule == "substitute-from-race" and f.severity is Severity.WARNING
+    r = _race_repo(tmp_path / "deeper", "dependsOn:\n  - name: middle\n")
+    middle = r / "clusters/lab/middle.yaml"
+    middle.write_text(middle.read_text().replace("    - name: settings\n", "    - name: settings\n      readyExpr: 'true'\n"))
+    [f] = findings(r)
+    assert f.rule == "substitute-from-race"
+
+
 def test_race_optional_source_is_a_warning_too(tmp_path):
     pb_opt = "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n      optional: true\n"
     files = {

@@ -15,6 +15,9 @@ from fluxgraph import flux
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.flux import NamedRef, format_duration
 from fluxgraph.model import Location, as_dict
+from fluxgraph.ordering import depends_on_entry as depends_on_entry  # re-exported for the rules
+from fluxgraph.ordering import depends_on_index
+from fluxgraph.ordering import has_ready_expr as has_ready_expr  # re-exported for the rules
 
 KS_GROUP = flux.KUSTOMIZE_GROUP
 HR_GROUP = flux.HELM_GROUP
@@ -30,32 +33,6 @@ def ks_location(cluster: ClusterModel, ks_id: str, path: tuple[Any, ...] = ()) -
     if obj is None:
         return node.declared_at or node.spec.location
     return obj.resource.position(path)
-
-
-def depends_on_index(spec: dict[str, Any], dep: NamedRef, default_ns: str) -> int | None:
-    """Index of ``dep`` in ``spec.dependsOn`` (the namespace default applied)."""
-    raw = spec.get("dependsOn")
-    if not isinstance(raw, list):
-        return None
-    for i, d in enumerate(raw):
-        if not isinstance(d, dict):
-            continue
-        ns = d.get("namespace") if isinstance(d.get("namespace"), str) and d.get("namespace") else default_ns
-        if d.get("name") == dep.name and ns == dep.namespace:
-            return i
-    return None
-
-
-def depends_on_entry(spec: dict[str, Any], dep: NamedRef, default_ns: str) -> dict[str, Any]:
-    i = depends_on_index(spec, dep, default_ns)
-    return spec["dependsOn"][i] if i is not None else {}
-
-
-def has_ready_expr(spec: dict[str, Any], dep: NamedRef, default_ns: str) -> bool:
-    """A ``readyExpr`` (CEL, KC v1.7) replaces the built-in readiness and revision check
-    unless the ``AdditiveCELDependencyCheck`` feature gate is on."""
-    expr = depends_on_entry(spec, dep, default_ns).get("readyExpr")
-    return isinstance(expr, str) and bool(expr.strip())
 
 
 def ks_depends_on_location(cluster: ClusterModel, ks_id: str, dep: NamedRef) -> Location:

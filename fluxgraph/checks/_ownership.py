@@ -26,6 +26,10 @@ from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.gc import APPLY_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match, protection
 from fluxgraph.model import Location, ObjRef, as_dict
+from fluxgraph.ordering import depends_on_after as depends_on_after  # re-exported for the rules
+from fluxgraph.ordering import happens_before as happens_before  # re-exported for the rules
+from fluxgraph.ordering import ordered_after as ordered_after  # re-exported for the rules
+from fluxgraph.ordering import revision_ordered_after as revision_ordered_after  # re-exported for the rules
 from fluxgraph.scope import guess_note
 
 KS_GROUP = flux.KUSTOMIZE_GROUP
@@ -82,115 +86,6 @@ def ks_object(cluster: ClusterModel, ks_id: str) -> AppliedObject | None:
     if node is None or node.parent is None or node.parent not in cluster.kustomizations:
         return None
     return node.declared_by
-
-
-def happens_before(cluster: ClusterModel, ks_id: str) -> set[str]:
-    """Kustomizations whose apply is complete before ``ks_id`` first reconciles.
-
-    A parent applied the child's Kustomization object, so the parent's apply (its Namespaces and
-    CRDs go first, in the same ``ApplyAllStaged`` call) precedes the child's existence; a
-    ``dependsOn`` target is Ready (applied) before the dependent proceeds. Both are transitive.
-    """
-    seen: set[str] = set()
-    stack = [ks_id]
-    while stack:
-        cur = cluster.kustomizations.get(stack.pop())
-        if cur is None:
-            continue
-        nxt: list[str] = [str(d) for d in cur.spec.depends_on]
-        if cur.parent:
-            nxt.append(cur.parent)
-        for n in nxt:
-            if n not in seen and n != ks_id:
-                seen.add(n)
-                stack.append(n)
-    return seen
-
-
-@per_cluster
-def _reachability(cluster: ClusterModel) -> tuple[dict[str, list[str]], dict[str, set[str]]]:
-    """Who links to whom backwards (dependsOn and parent), and the answers found so far."""
-    preds: dict[str, list[str]] = {}
-    for node in cluster.kustomizations.values():
-        for nxt in [f"{d.namespace}/{d.name}" for d in node.spec.depends_on] + ([node.parent] if node.parent else []):
-            preds.setdefault(nxt, []).append(node.id)
-    return preds, {}
-
-
-def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
-    """Whether ``ks_id`` is only reconciled once ``other`` has applied at least once: ``other``
-    is an ancestor of it, a (transitive, namespace-defaulted) dependency, or an ancestor of one.
-    The relation ``happens_before`` lists, asked the other way round (a test keeps them equal).
-    This orders what exists (a Namespace, a CRD), not what a revision changes: for values read
-    at build time use ``revision_ordered_after``.
-
-    Answered from the set of Kustomizations that reach ``other`` through dependsOn and parent
-    links (one backward walk per ``other``, cached per cluster): asking for every Kustomization
-    of a 10,000-long dependsOn chain walked the chain each time."""
-    preds, after = _reachability(cluster)
-    reach = after.get(other)
-    if reach is None:
-        reach = set()
-        todo = list(preds.get(other, ()))
-        while todo:
-            cur = todo.pop()
-            if cur in reach:
-                continue
-            reach.add(cur)
-            todo.extend(preds.get(cur, ()))
-        after[other] = reach
-    return ks_id in reach
-
-
-@per_cluster
-def _revision_reach(cluster: ClusterModel) -> dict[str, set[str]]:
-    """``revision_ordered_after``'s answers so far, per ``other``."""
-    return {}
-
-
-def revision_ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
-    """Whether ``ks_id`` applies a source revision only after ``other`` has applied that same
-    revision: a ``dependsOn`` chain ``ks_id -> ... -> other`` (direct or transitive) in which
-    every Kustomization uses ``other``'s source.
-
-    kustomize-controller ``checkDependencies`` makes a Kustomization wait until each dependency
-    is Ready and, only when both use the same ``sourceRef``, has ``LastAppliedRevision`` equal to
-    the revision it is about to apply. Parenthood is not such an ordering: a new revision
-    enqueues every Kustomization of the source at once (``requestsForRevisionChangeOf``), so a
-    child reconciles it concurrently with the parent that applies it; the parent came first only
-    when the child was created. A dependsOn on another source waits for Ready, not for the
-    revision.
-
-    Answered from the Kustomizations that reach ``other`` through same-source ``dependsOn``
-    edges (one backward walk per ``other``, cached per cluster)."""
-    cache = _revision_reach(cluster)
-    reach = cache.get(other)
-    if reach is None:
-        import networkx as nx
-
-        node = cluster.kustomizations.get(other)
-        src = node.spec.source_ref.id if node is not None and node.spec.source_ref is not None else None
-        same = {
-            f"ks:{k}"
-            for k, n in cluster.kustomizations.items()
-            if src is not None and n.spec.source_ref is not None and n.spec.source_ref.id == src
-        }
-        if f"ks:{other}" in same:
-            view = nx.subgraph_view(cluster.depends_on_graph(), filter_node=same.__contains__)
-            reach = {n[3:] for n in nx.ancestors(view, f"ks:{other}")}
-        else:
-            reach = set()
-        cache[other] = reach
-    return ks_id in reach
-
-
-def depends_on_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
-    """Whether a ``dependsOn`` chain (any sources) leads from ``ks_id`` to ``other``."""
-    import networkx as nx
-
-    g = cluster.depends_on_graph()
-    a, b = f"ks:{ks_id}", f"ks:{other}"
-    return a in g and b in g and nx.has_path(g, a, b)
 
 
 def source_name(obj: AppliedObject) -> str | None:
