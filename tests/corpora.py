@@ -3,8 +3,9 @@ per repository shared by every test that reads them (``report``).
 
 ``../shared/corpus`` holds 11 repositories at pinned commits (data files only);
 ``../shared/corpus-wide`` 33 more, whole trees, varied on purpose (its README and
-``manifest.tsv``). Tests over the wide corpus are marked ``corpus_wide`` (``-m "not
-corpus_wide"`` leaves them out); both skip cleanly where a corpus is absent.
+``manifest.tsv``). Tests over the corpus are marked ``corpus``, over the wide corpus
+``corpus_wide``: tiers the default ``python -m pytest`` leaves out and ``.ci/run`` runs (``-m
+"corpus or corpus_wide"``); both skip cleanly where a corpus is absent.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ import pytest
 
 from .corpora import CORPUS, ENTRYPOINTS, TABLES, WIDE_ENTRYPOINTS, names, report
 
+pytestmark = pytest.mark.corpus  # the wide corpus's cases are corpus_wide too (tests.corpora)
+
 
 def _params(corpus: str) -> list:
     marks = [pytest.mark.corpus_wide] if corpus == "corpus-wide" else []
@@ -81,6 +83,7 @@ def test_the_tables_say_why_a_configuration_is_needed():
     assert all(e.clusters is None for e in ENTRYPOINTS.values())
 
 
+@pytest.mark.kubectl
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (reference kustomize) not installed")
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_inventories_match_reference_kustomize():

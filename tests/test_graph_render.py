@@ -689,6 +689,7 @@ def test_registry_lists_every_cli_format():
 # -- the corpus ---------------------------------------------------------------------------
 
 
+@pytest.mark.corpus
 @pytest.mark.skipif(not (CORPUS / "joryirving__home-ops").is_dir(), reason="shared corpus not present")
 def test_large_repository_fits_github_mermaid_limits():
     repo = fluxgraph.load(CORPUS / "joryirving__home-ops")

@@ -31,7 +31,9 @@ from .conftest import FIXTURES
 FEATURES = FIXTURES / "repos" / "features"
 OPERATOR = FIXTURES / "repos" / "features-operator"
 KUBECTL = shutil.which("kubectl")
-needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl (reference kustomize) not installed")
+def needs_kubectl(f):
+    """A comparison with kubectl's kustomize: the ``kubectl`` tier, skipped where it is absent."""
+    return pytest.mark.kubectl(pytest.mark.skipif(KUBECTL is None, reason="kubectl (reference kustomize) not installed")(f))
 
 Identity = tuple[str, str, str]
 

@@ -605,7 +605,14 @@ def test_path_with_cluster_only_variable_is_not_judged(tmp_path):
     assert "${CLUSTER_NAME}" in f.message
 
 
-@pytest.mark.parametrize("repo", ["homelab", "corpus:haraldkoch__kochhaus-home", "corpus:onedr0p__home-ops"])
+@pytest.mark.parametrize(
+    "repo",
+    [
+        "homelab",
+        pytest.param("corpus:haraldkoch__kochhaus-home", marks=pytest.mark.corpus),
+        pytest.param("corpus:onedr0p__home-ops", marks=pytest.mark.corpus),
+    ],
+)
 def test_ordered_after_is_happens_before_asked_backwards(repo):
     """The two readings of "reconciled only after" (a forward walk for one Kustomization, a
     cached backward walk per dependency) give the same answer for every pair."""

@@ -42,7 +42,7 @@ def test_the_demo_itself_fails_the_gate_on_its_planted_errors():
 
 
 CORPORA = [
-    pytest.param("corpus", "## Errors on the corpus", id="corpus"),
+    pytest.param("corpus", "## Errors on the corpus", id="corpus", marks=pytest.mark.corpus),
     pytest.param("corpus-wide", "## Errors on the wide corpus", id="corpus-wide", marks=pytest.mark.corpus_wide),
 ]
 
@@ -54,6 +54,7 @@ def _reports(corpus: str) -> dict:
     return {n: out.report for n in present if (out := report(corpus, n)).report is not None}
 
 
+@pytest.mark.corpus
 def test_official_examples_pass_the_default_gate():
     official = {n: r for n, r in _reports("corpus").items() if n.startswith("fluxcd__")}
     assert official, "no official Flux example in the corpus"

@@ -284,6 +284,7 @@ def corpus_verdicts():
         return list(pool.map(_judge, enumerate(files), chunksize=32))
 
 
+@pytest.mark.corpus
 def test_every_corpus_file_round_trips_or_is_refused_for_a_true_reason(corpus_verdicts):
     assert not [v for v in corpus_verdicts if v[1] == "MISMATCH"]
     wrong = []

@@ -1,3 +1,5 @@
+import pytest
+
 from fluxgraph.yamlio import MAX_DEPTH, load_documents, load_text
 
 
@@ -130,6 +132,7 @@ def test_parsing_changes_no_module_state():
     assert YAML(typ="safe").load("a: [1, 2]") == {"a": [1, 2]}
 
 
+@pytest.mark.heavy
 def test_parses_in_threads_read_as_one_at_a_time():
     """Parses in several threads at once each get their whole documents."""
     import sys

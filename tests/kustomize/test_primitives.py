@@ -38,7 +38,9 @@ from fluxgraph.kustomize.selector import matches, parse_label_selector
 from fluxgraph.kustomize.smp import apply_smp, merge_strategy, smp_is_delete
 
 KUBECTL = shutil.which("kubectl")
-needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl (with embedded kustomize) not installed")
+def needs_kubectl(f):
+    """A comparison with kubectl's kustomize: the ``kubectl`` tier, skipped where it is absent."""
+    return pytest.mark.kubectl(pytest.mark.skipif(KUBECTL is None, reason="kubectl (with embedded kustomize) not installed")(f))
 
 _yaml = YAML(typ="safe")
 

@@ -141,6 +141,3 @@ def load_ok(path: Path) -> Repository:
 
 HEAVY = os.environ.get("FLUXGRAPH_HEAVY_TESTS") == "1"
 
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "heavy: large inputs measured in a subprocess (tens of seconds); -m 'not heavy' skips them")
