@@ -22,7 +22,6 @@ once into ``Settings``, which every command (``check``, ``fix``, ``graph``, ``ex
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,9 +52,17 @@ class Config:
     fail_on: Severity | None = None
     substitute: dict[str, str] = field(default_factory=dict)
     baseline: str | None = None
+    _spec: Any = field(default=None, init=False, repr=False, compare=False)  # exclude, compiled once
 
     def excluded(self, file: str) -> bool:
-        return any(fnmatch.fnmatchcase(file, pat) or fnmatch.fnmatchcase(file, pat.rstrip("/") + "/*") for pat in self.exclude)
+        """Whether ``file`` (relative to the repository) matches ``exclude``, read as
+        .gitignore lines are (pathspec's ``GitIgnoreSpec``): ``*.bak`` at any depth, ``/x`` and
+        ``a/b`` from the top, ``dir/`` and ``dir/**`` everything under it, ``!`` negates."""
+        if self._spec is None:
+            import pathspec
+
+            self._spec = pathspec.GitIgnoreSpec.from_lines(self.exclude)
+        return bool(self._spec.match_file(file))
 
 
 def find_config(start: Path) -> Path | None:

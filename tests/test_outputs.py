@@ -153,3 +153,15 @@ def test_suppression_by_comment_and_annotation(tmp_path):
     report = analyze(repo)
     assert [(f.rule, f.location.file) for f in report.findings] == [("unused-suppression", "apps/configmap.yaml")]
     assert [f.rule for f in report.suppressed] == ["kustomize-build-error"]
+
+
+def test_exclude_reads_gitignore_lines():
+    """`exclude` is matched as .gitignore lines (pathspec), not as shell globs (issue 22)."""
+    from fluxgraph.config import Config
+
+    cfg = Config(exclude=["archive/**", "*.bak", "apps/*.yaml", "!apps/keep.yaml", "**/testdata/"])
+    assert cfg.excluded("archive/a/b.yaml") and not cfg.excluded("x/archive/a.yaml")
+    assert cfg.excluded("deep/down/old.bak")
+    assert cfg.excluded("apps/a.yaml") and not cfg.excluded("apps/x/a.yaml")  # * stops at /
+    assert not cfg.excluded("apps/keep.yaml")
+    assert cfg.excluded("a/b/testdata/c.yaml")

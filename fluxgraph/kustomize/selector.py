@@ -16,24 +16,21 @@ Follows:
   lexer, parser, validation and matching used for ``labelSelector`` and
   ``annotationSelector``.
 
-Patterns are parsed with Python's ``re`` parser but matched by a Thompson NFA simulation, as
-Go's RE2 does: time linear in the name, whatever the pattern (a backtracking matcher takes
-exponential time on ``(a|a)*b``, and patch targets are untrusted input). As in RE2,
-backreferences, look-arounds, atomic groups and possessive repeats are rejected, repeat counts
-above 1000 are rejected, and the digit, space and word classes are ASCII. A pattern that cannot be
-compiled raises :class:`KustomizeError`, as RE2 would for an invalid one.
+Patterns are compiled and matched by RE2 (the ``google-re2`` bindings), the library whose
+syntax Go's ``regexp`` implements: time linear in the name, whatever the pattern (a
+backtracking matcher takes exponential time on ``(a|a)*b``, and patch targets are untrusted
+input); backreferences, look-arounds and repeat counts above 1000 are refused, and the digit,
+space and word classes are ASCII, as in Go. A pattern RE2 refuses raises
+:class:`KustomizeError`, as kustomize fails on it.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from re import _constants as _sre
-from re import _parser as _sre_parser
-from typing import Any
+from typing import Any, Protocol
 
 from fluxgraph.kustomize.errors import KustomizeError
 
@@ -169,197 +166,34 @@ def scalar_text(value: Any) -> str:
 # regex fields
 
 
+class Regex(Protocol):
+    def fullmatch(self, text: str) -> Any: ...
+
+
 @lru_cache(maxsize=4096)
-def _compile_anchored(pattern: str) -> _NFA:
+def _compile(pattern: str) -> Regex:
+    import re2  # google-re2: the RE2 library kustomize's Go regexp follows
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its complaint on stderr
+    options.max_mem = _MAX_MEM
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parsed = _sre_parser.parse(pattern)
-            nfa = _NFA(parsed, parsed.state.flags)
-            if nfa.backtracking_safe:
-                # at most one repeat, of a single character: Python's backtracking matcher is
-                # linear on it too, and much faster than the simulation
-                nfa.fast = re.compile(pattern, re.ASCII)
-            return nfa
-    except (re.error, RecursionError, OverflowError, ValueError) as e:
-        raise KustomizeError(f"invalid regular expression {pattern!r} in patch target: {e}") from None
+        return re2.compile(pattern, options)
+    except re2.error as e:
+        why = e.args[0] if e.args else e
+        why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
+        raise KustomizeError(f"invalid regular expression {pattern!r} in patch target: {why}") from None
 
 
-def linear_regex(pattern: str) -> _NFA:
-    """``pattern`` compiled for RE2-like matching (``.fullmatch(text) -> bool`` in time linear in
-    the text); KustomizeError when RE2 would refuse it. For any regex built from untrusted input."""
-    return _compile_anchored(pattern)
+_MAX_MEM = 8 << 20  # RE2's default; a pattern whose program needs more is refused
 
 
-_MAX_NFA_STATES = 20_000
-_MAX_REPEAT_COUNT = 1000  # RE2's limit on {n,m}
-_WORD = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
-_CATEGORIES: dict[Any, Any] = {
-    _sre.CATEGORY_DIGIT: lambda c: "0" <= c <= "9",
-    _sre.CATEGORY_NOT_DIGIT: lambda c: not "0" <= c <= "9",
-    _sre.CATEGORY_SPACE: lambda c: c in " \t\n\f\r",
-    _sre.CATEGORY_NOT_SPACE: lambda c: c not in " \t\n\f\r",
-    _sre.CATEGORY_WORD: lambda c: c in _WORD,
-    _sre.CATEGORY_NOT_WORD: lambda c: c not in _WORD,
-}
-_CHAR, _SPLIT, _ASSERT, _MATCH = range(4)
-
-
-class _NFA:
-    """A Thompson NFA built from the ``re`` parser's tree; ``fullmatch`` simulates it with a
-    state set, in O(len(text) * states) time (RE2's guarantee)."""
-
-    def __init__(self, parsed: Any, flags: int):
-        self.kind: list[int] = []
-        self.arg: list[Any] = []
-        self.out: list[int] = []
-        self.out2: list[int] = []
-        self.repeats = 0  # repeats that may match more than once
-        self.complex_repeat = False  # one of them repeats more than a single character
-        self.fast: re.Pattern[str] | None = None
-        match = self._state(_MATCH, None, -1)
-        self.start = self._seq(list(parsed), match, flags)
-
-    @property
-    def backtracking_safe(self) -> bool:
-        return self.repeats <= 1 and not self.complex_repeat
-
-    def _state(self, kind: int, arg: Any, out: int, out2: int = -1) -> int:
-        if len(self.kind) >= _MAX_NFA_STATES:
-            raise ValueError(f"pattern needs more than {_MAX_NFA_STATES} states")
-        self.kind.append(kind)
-        self.arg.append(arg)
-        self.out.append(out)
-        self.out2.append(out2)
-        return len(self.kind) - 1
-
-    def _seq(self, items: list[Any], nxt: int, flags: int) -> int:
-        for op, av in reversed(items):
-            nxt = self._item(op, av, nxt, flags)
-        return nxt
-
-    def _char(self, pred: Any, nxt: int, flags: int) -> int:
-        if flags & re.IGNORECASE:
-            base = pred
-            pred = lambda c: base(c) or base(c.lower()) or base(c.upper())  # noqa: E731
-        return self._state(_CHAR, pred, nxt)
-
-    def _item(self, op: Any, av: Any, nxt: int, flags: int) -> int:
-        if op is _sre.LITERAL:
-            ch = chr(av)
-            return self._char(lambda c: c == ch, nxt, flags)
-        if op is _sre.NOT_LITERAL:
-            ch = chr(av)
-            return self._char(lambda c: c != ch, nxt, flags)
-        if op is _sre.ANY:
-            dotall = bool(flags & re.DOTALL)
-            return self._state(_CHAR, lambda c: dotall or c != "\n", nxt)
-        if op is _sre.IN:
-            return self._char(_class(av), nxt, flags)
-        if op is _sre.BRANCH:
-            alts = [self._seq(list(alt), nxt, flags) for alt in av[1]]
-            start = alts[-1]
-            for alt in reversed(alts[:-1]):
-                start = self._state(_SPLIT, None, alt, start)
-            return start
-        if op is _sre.SUBPATTERN:
-            _group, add, delete, sub = av
-            return self._seq(list(sub), nxt, (flags | add) & ~delete)
-        if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):
-            lo, hi, sub = av
-            if lo > _MAX_REPEAT_COUNT or (hi is not _sre.MAXREPEAT and hi > _MAX_REPEAT_COUNT):
-                raise ValueError(f"bad repetition operator: count over {_MAX_REPEAT_COUNT}")
-            body = list(sub)
-            if hi is _sre.MAXREPEAT or hi > 1:
-                self.repeats += 1
-                if len(body) != 1 or body[0][0] not in (_sre.LITERAL, _sre.NOT_LITERAL, _sre.ANY, _sre.IN):
-                    self.complex_repeat = True
-            if hi is _sre.MAXREPEAT:  # body* : loop back or leave
-                cur = self._state(_SPLIT, None, -1, nxt)
-                self.out[cur] = self._seq(body, cur, flags)
-            else:  # (hi - lo) optional copies, each one either taken or the end of the repeat
-                cur = nxt
-                for _ in range(hi - lo):
-                    cur = self._state(_SPLIT, None, self._seq(body, cur, flags), nxt)
-            for _ in range(lo):
-                cur = self._seq(body, cur, flags)
-            return cur
-        if op is _sre.AT:
-            return self._state(_ASSERT, (av, bool(flags & re.MULTILINE)), nxt)
-        raise ValueError(f"invalid or unsupported Perl syntax ({str(op).lower()})")
-
-    def fullmatch(self, text: str) -> bool:
-        if self.fast is not None:
-            return self.fast.fullmatch(text) is not None
-        cur = self._closure([self.start], text, 0)
-        for i, ch in enumerate(text):
-            step = [self.out[s] for s in cur if self.kind[s] == _CHAR and self.arg[s](ch)]
-            if not step:
-                return False
-            cur = self._closure(step, text, i + 1)
-        return any(self.kind[s] == _MATCH for s in cur)
-
-    def _closure(self, states: list[int], text: str, pos: int) -> list[int]:
-        seen: set[int] = set()
-        out: list[int] = []
-        stack = list(reversed(states))
-        while stack:
-            s = stack.pop()
-            if s < 0 or s in seen:
-                continue
-            seen.add(s)
-            kind = self.kind[s]
-            if kind == _SPLIT:
-                stack.append(self.out2[s])
-                stack.append(self.out[s])
-            elif kind == _ASSERT:
-                if _at(self.arg[s], text, pos):
-                    stack.append(self.out[s])
-            else:
-                out.append(s)
-        return out
-
-
-def _class(items: list[Any]) -> Any:
-    negate = bool(items) and items[0][0] is _sre.NEGATE
-    preds: list[Any] = []
-    for op, av in items[1:] if negate else items:
-        if op is _sre.LITERAL:
-            preds.append(_is(chr(av)))
-        elif op is _sre.RANGE:
-            preds.append(_between(chr(av[0]), chr(av[1])))
-        elif op is _sre.CATEGORY and av in _CATEGORIES:
-            preds.append(_CATEGORIES[av])
-        else:
-            raise ValueError(f"invalid or unsupported character class ({str(op).lower()})")
-    if negate:
-        return lambda c: not any(p(c) for p in preds)
-    return lambda c: any(p(c) for p in preds)
-
-
-def _is(ch: str) -> Any:
-    return lambda c: c == ch
-
-
-def _between(lo: str, hi: str) -> Any:
-    return lambda c: lo <= c <= hi
-
-
-def _at(arg: tuple[Any, bool], text: str, pos: int) -> bool:
-    where, multiline = arg
-    if where is _sre.AT_BEGINNING_STRING:
-        return pos == 0
-    if where is _sre.AT_END_STRING:
-        return pos == len(text)
-    if where is _sre.AT_BEGINNING:
-        return pos == 0 or (multiline and text[pos - 1] == "\n")
-    if where is _sre.AT_END:  # RE2: `$` is the end of the text unless (?m)
-        return pos == len(text) or (multiline and text[pos] == "\n")
-    if where in (_sre.AT_BOUNDARY, _sre.AT_NON_BOUNDARY):
-        before = pos > 0 and text[pos - 1] in _WORD
-        after = pos < len(text) and text[pos] in _WORD
-        return (before != after) == (where is _sre.AT_BOUNDARY)
-    raise ValueError(f"unsupported anchor {where}")
+def linear_regex(pattern: str) -> Regex:
+    """``pattern`` compiled by RE2 (``.fullmatch(text)``, None when it does not match), in
+    time linear in the text whatever the pattern; KustomizeError when RE2 refuses it
+    (backreferences, look-arounds, repeat counts over 1000). For any regex built from untrusted
+    input."""
+    return _compile(pattern)
 
 
 def _field(target: Mapping[str, Any], key: str) -> str:
@@ -374,7 +208,7 @@ def _field(target: Mapping[str, Any], key: str) -> str:
 def _regex_ok(pattern: str, value: str) -> bool:
     if not pattern:
         return True
-    return _compile_anchored(pattern).fullmatch(value)
+    return _compile(pattern).fullmatch(value) is not None
 
 
 def matches(
@@ -405,7 +239,7 @@ def matches(
     # compile everything first so a bad pattern is reported whatever the resource
     for p in (group_p, version_p, kind_p, name_p, ns_p):
         if p:
-            _compile_anchored(p)
+            _compile(p)
     lsel = parse_label_selector(label_sel) if label_sel else None
     asel = parse_label_selector(anno_sel) if anno_sel else None
 
