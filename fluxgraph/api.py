@@ -28,8 +28,9 @@ from fluxgraph.discovery import (
     somebodys_child,
     unapplied,
 )
+from fluxgraph.filecache import FileCache
 from fluxgraph.fluxrelease import FluxRelease
-from fluxgraph.kustomize.build import Builder, FileCache
+from fluxgraph.kustomize.build import Builder
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem, kind_plural
 from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel

@@ -29,7 +29,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph.kustomize.build import KUSTOMIZATION_FILES, Builder, FileCache
+from fluxgraph.filecache import FileCache
+from fluxgraph.kustomize.build import KUSTOMIZATION_FILES, Builder
 from fluxgraph.model import Location, Problem, as_dict, as_str
 from fluxgraph.repofs import norm_rel, secure_join
 

@@ -35,7 +35,7 @@ from fluxgraph.repofs import FileTooLarge, PathEscape
 
 if TYPE_CHECKING:
     from fluxgraph.cluster import ClusterModel
-    from fluxgraph.kustomize.build import FileCache
+    from fluxgraph.filecache import FileCache
 
 LATEST = (2, 9)  # the newest Flux release fluxgraph models
 STRICT_FROM = (2, 9)  # StrictPostBuildSubstitutions on by default (kustomize-controller v1.9)

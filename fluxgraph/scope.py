@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from fluxgraph.model import Location, ObjRef, as_dict
 
 if TYPE_CHECKING:
-    from fluxgraph.kustomize.build import FileCache
+    from fluxgraph.filecache import FileCache
 
 CRD_GROUP = "apiextensions.k8s.io"
 CRD_KIND = "CustomResourceDefinition"

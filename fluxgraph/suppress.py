@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from fluxgraph.atomic import replace_file
+from fluxgraph.filecache import FileCache
 from fluxgraph.findings import Finding
-from fluxgraph.kustomize.build import FileCache
 from fluxgraph.model import Location
 from fluxgraph.repofs import FileTooLarge, PathEscape
 

@@ -145,7 +145,7 @@ def our_identities(ks: KustomizationNode) -> Counter[Identity]:
 
 
 def compare_repo(name: str, workers: int = 4) -> list[Comparison]:
-    from fluxgraph.kustomize.build import FileCache
+    from fluxgraph.filecache import FileCache
     from fluxgraph.repofs import RepoFS
 
     root = CORPUS / name

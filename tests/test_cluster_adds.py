@@ -331,7 +331,8 @@ def test_bootstrap_paths_templated_by_cluster_match_every_cluster(tmp_path):
 
 
 def bootstrap_objects_of(path):
-    from fluxgraph.discovery import FileCache, bootstrap_objects
+    from fluxgraph.discovery import bootstrap_objects
+    from fluxgraph.filecache import FileCache
     from fluxgraph.repofs import RepoFS
 
     return bootstrap_objects(FileCache(RepoFS(path)), set())

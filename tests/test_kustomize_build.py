@@ -21,7 +21,8 @@ import pytest
 
 import fluxgraph
 from fluxgraph.api import _ignore_matcher
-from fluxgraph.kustomize.build import Builder, BuildResult, FileCache
+from fluxgraph.filecache import FileCache
+from fluxgraph.kustomize.build import Builder, BuildResult
 from fluxgraph.repofs import RepoFS
 from fluxgraph.yamlio import load_text
 
@@ -547,7 +548,8 @@ def test_secret_generator_base64_lines(tmp_path, size):
 
 def test_inline_yaml_is_parsed_once_and_copied_for_each_use(tmp_path, monkeypatch):
     import fluxgraph.kustomize.build as build_mod
-    from fluxgraph.kustomize.build import Builder, FileCache
+    from fluxgraph.filecache import FileCache
+    from fluxgraph.kustomize.build import Builder
     from fluxgraph.repofs import RepoFS
 
     calls = []

@@ -339,7 +339,7 @@ def test_discovery_does_not_parse_application_directories_whole(tmp_path):
     object settles it, and files without a sync block's source kind are not parsed for
     FluxInstance syncs (a repository of 300 application files cost 0.14 s of parsing)."""
     from fluxgraph.discovery import discover
-    from fluxgraph.kustomize.build import FileCache
+    from fluxgraph.filecache import FileCache
     from fluxgraph.repofs import RepoFS
 
     lab = tmp_path / "clusters" / "lab"

@@ -23,7 +23,6 @@ plugins are reported as not evaluated and the build is marked incomplete.
 
 from __future__ import annotations
 
-import errno
 import json
 import posixpath
 import re
@@ -31,14 +30,14 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fluxgraph.filecache import FileCache
 from fluxgraph.kustomize import generators, json6902, namereference, selector, smp
 from fluxgraph.kustomize.errors import KustomizeError
 from fluxgraph.kustomize.replacements import apply_replacements
 from fluxgraph.kustomize.resource import Origin, Resource, copy_data
 from fluxgraph.model import Location, Problem, as_dict, as_list, as_str
-from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
-from fluxgraph.sourceignore import Matcher, ignored_reason
-from fluxgraph.yamlio import Document, LoadResult, load_documents, load_text
+from fluxgraph.repofs import FileTooLarge, PathEscape, join
+from fluxgraph.yamlio import load_text
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _REMOTE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/|gitlab\.com/|bitbucket\.org/)", re.I)
@@ -63,65 +62,6 @@ class _Fail(Exception):
     def __init__(self, problem: Problem):
         super().__init__(problem.message)
         self.problem = problem
-
-
-class FileCache:
-    """Parsed YAML per file, shared by every build of a repository."""
-
-    def __init__(self, fs: RepoFS, ignore: Matcher | None = None, memo: dict[tuple[str, bytes], LoadResult] | None = None):
-        self.fs = fs
-        self.ignore = ignore
-        self._docs: dict[str, tuple[list[Document], list[Problem]]] = {}
-        # parsed files shared between caches keyed by (path, content): diff loads two
-        # revisions and most files are the same in both (documents are never modified)
-        self._memo = memo
-
-    def visible(self, rel: str, is_dir: bool) -> bool:
-        return self.ignore is None or not self.ignore.ignored(rel, is_dir)
-
-    def is_file(self, rel: str) -> bool:
-        return self.fs.is_file(rel) and self.visible(rel, False)
-
-    def is_dir(self, rel: str) -> bool:
-        return self.fs.is_dir(rel) and self.visible(rel, True)
-
-    def read_bytes(self, rel: str) -> bytes:
-        if not self.visible(rel, False):
-            if self.fs.is_file(rel):
-                raise FileNotFoundError(errno.ENOENT, ignored_reason(self.ignore, rel) if self.ignore else "ignored", rel)
-            raise FileNotFoundError(errno.ENOENT, "no such file", rel)
-        return self.fs.read_bytes(rel)
-
-    def parsed_files(self) -> list[str]:
-        """Every file parsed so far (repository-relative), in the order they were first read."""
-        return list(self._docs)
-
-    def documents(self, rel: str) -> tuple[list[Document], list[Problem]]:
-        hit = self._docs.get(rel)
-        if hit is not None:
-            return hit
-        problems: list[Problem] = []
-        docs: list[Document] = []
-        try:
-            data = self.read_bytes(rel)
-        except PathEscape as e:
-            problems.append(Problem("path-escape", str(e), Location(rel)))
-        except FileTooLarge as e:
-            problems.append(Problem("input-limit", str(e), Location(rel)))
-        except OSError as e:
-            problems.append(Problem("missing-file", f"cannot read {rel}: {e.strerror or e}", Location(rel)))
-        else:
-            key = (rel, data)
-            res = self._memo.get(key) if self._memo is not None else None
-            if res is None:
-                res = load_documents(rel, data)
-                if self._memo is not None:
-                    self._memo[key] = res
-            docs = res.documents
-            for err in res.errors:
-                problems.append(Problem(err.code, err.message, Location(rel, err.line, err.column)))
-        self._docs[rel] = (docs, problems)
-        return docs, problems
 
 
 def find_kustomization_file(cache: FileCache, d: str) -> str | None:
