@@ -1,0 +1,520 @@
+"""``fluxgraph explain TARGET --to KUSTOMIZATION``: the plan for moving a component to another
+Kustomization. What the move makes Flux apply and delete (``fluxgraph.gc``), in which order
+(``fluxgraph.ordering``), which variables the new owner must provide, which dependents must
+follow, and the merges to make, each safe on its own (``move_steps``). Pure functions over a
+loaded model returning ``explain.MovePlan``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fluxgraph import envsubst, flux, gc, ordering
+from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
+from fluxgraph.explain import (
+    MissingVariable,
+    MoveObject,
+    MovePlan,
+    Need,
+    Target,
+    fields_from_parent,
+    has_escape,
+    ordered_objects,
+    variable_views,
+)
+
+
+def _providers(model: ClusterModel, objs: list[AppliedObject]) -> list[tuple[str, str]]:
+    """(Kustomization, what) that the objects need applied before them: the Namespaces they live
+    in, the CRDs of their kinds, their HelmReleases' chart sources. These are existence needs, so
+    a parent that applies them counts as ordered (``explain`` treats ancestors as covering them);
+    variables are judged apart."""
+    mine = {o.ref for o in objs}
+    # prerequisites count in the cluster an object is applied to (ObjRef.target)
+    ns_decl: dict[tuple[str, str], set[str]] = {}
+    crd: dict[tuple[str, str, str], set[str]] = {}
+    for o in model.objects():
+        if o.ref in mine:
+            continue
+        if gc.is_namespace(o.ref):
+            ns_decl.setdefault((o.ref.target, o.ref.name), set()).add(o.owner)
+        elif gc.is_crd(o.ref):
+            gk = gc.crd_kind(o.data)
+            if gk:
+                crd.setdefault((o.ref.target, *gk), set()).add(o.owner)
+    out: set[tuple[str, str]] = set()
+    for o in objs:
+        if o.ref.namespace:
+            for k in ns_decl.get((o.ref.target, o.ref.namespace), ()):
+                out.add((k, f"Namespace {o.ref.namespace}"))
+        for k in crd.get((o.ref.target, o.ref.group, o.ref.kind), ()):
+            out.add((k, f"the CRD of {o.ref.kind}"))
+        if gc.is_helmrelease(o.ref):
+            hr = model.helm_releases.get(f"{o.ref.namespace}/{o.ref.name}")
+            if hr is not None and hr.spec.chart_source is not None:
+                src = model.sources.get(hr.spec.chart_source.id)
+                if (
+                    src is not None
+                    and src.owner
+                    and not any(
+                        m.kind == src.kind and m.namespace == src.namespace and m.name == src.name
+                        for m in mine
+                    )
+                ):
+                    out.add((src.owner, f"{src.id} (chart of HelmRelease {hr.id})"))
+    return sorted(out)
+
+
+def _dependents_to_update(
+    model: ClusterModel, objs: list[AppliedObject], old_owners: list[str]
+) -> list[tuple[str, str]]:
+    """Kustomizations that dependsOn an old owner for something the moved objects provide."""
+    provides_ns = {o.ref.name for o in objs if gc.is_namespace(o.ref)}
+    provides_crd = {gc.crd_kind(o.data) for o in objs if gc.is_crd(o.ref)}
+    provides_cfg = {
+        (o.ref.kind, o.ref.namespace, o.ref.name) for o in objs if o.ref.kind in ("ConfigMap", "Secret")
+    }
+    provides_src = {
+        (o.ref.kind, o.ref.namespace, o.ref.name) for o in objs if o.ref.kind in flux.SOURCE_KINDS
+    }
+    out: list[tuple[str, str]] = []
+    olds = set(old_owners)
+    for ks in model.kustomizations.values():
+        if ks.id in olds or not any(str(d) in olds for d in ks.spec.depends_on):
+            continue
+        why: set[str] = set()
+        for o in ks.objects:
+            if o.ref.namespace in provides_ns:
+                why.add(f"Namespace {o.ref.namespace}")
+            if (o.ref.group, o.ref.kind) in provides_crd:
+                why.add(f"the CRD of {o.ref.kind}")
+        if ks.spec.post_build is not None:
+            for sf in ks.spec.post_build.substitute_from:
+                if (sf.kind, ks.spec.namespace, sf.name) in provides_cfg:
+                    why.add(f"substituteFrom {sf.kind}/{sf.name}")
+        sref = ks.spec.source_ref
+        if sref is not None and (sref.kind, sref.namespace, sref.name) in provides_src:
+            why.add(f"sourceRef {sref.id}")
+        if why:
+            out.append((ks.id, ", ".join(sorted(why))))
+    return sorted(out)
+
+
+def _value_changes(
+    model: ClusterModel, objs: list[AppliedObject], new_node: KustomizationNode | None
+) -> list[tuple[str, str, str]]:
+    """Variables the objects use that the new owner defines with another (known, not secret) value."""
+    if new_node is None:
+        return []
+    out = []
+    for v in variable_views(model, objs):
+        for s in v.sources:
+            if not s.substituted or v.name not in new_node.variables:
+                continue
+            old_val = model.kustomizations[s.owner].variables.get(v.name)
+            new_val = new_node.variables.get(v.name)
+            secret = str(s.origin or "").startswith("Secret/") or str(
+                new_node.variable_origin.get(v.name, "")
+            ).startswith("Secret/")
+            if old_val is envsubst.UNKNOWN or new_val is envsubst.UNKNOWN or secret or old_val == new_val:
+                continue
+            out.append((v.name, str(old_val), str(new_val)))
+    return sorted(set(out))
+
+
+def _yaml_dep(ks_id: str, own_ns: str) -> str:
+    ns, _, name = ks_id.partition("/")
+    return f"{{name: {name}}}" if ns == own_ns else f"{{name: {name}, namespace: {ns}}}"
+
+
+def plan_move(
+    model: ClusterModel, target: Target, objs: list[AppliedObject], new_owner: str, new_path: str | None
+) -> MovePlan:
+    if "/" not in new_owner:
+        ns = next(
+            (model.kustomizations[o.owner].spec.namespace for o in objs), model.root_id.partition("/")[0]
+        )
+        new_owner = f"{ns}/{new_owner}"
+    new_node = model.kustomizations.get(new_owner)
+    exists = new_node is not None
+    notes: list[str] = []
+    if not exists and new_path is None and target.kind == "path" and not target.is_file:
+        new_path = target.path
+    moving = [o for o in objs if o.owner != new_owner]
+    if len(moving) < len(objs):
+        notes.append(f"{len(objs) - len(moving)} of the objects are applied by {new_owner} already")
+    old_owners = sorted({o.owner for o in moving})
+    new_ns = new_owner.partition("/")[0]
+
+    # ordering facts for the verdicts
+    objects: list[MoveObject] = []
+    cascades: list[gc.Cascade] = []
+    for o in ordered_objects(moving):
+        old = model.kustomizations[o.owner]
+        chain_ids = (
+            ordering.revision_chain(model, old.id, new_owner) if old.id != new_owner else None
+        )
+        if (
+            chain_ids is not None
+            and new_node is not None
+            and ordering.source_of(new_node.spec) != ordering.source_of(old.spec)
+        ):
+            chain_ids = None
+        created_by_old = new_node is not None and gc.applied_by(model, new_owner, old.id)
+        waits = new_node is not None and old.id in gc.transitive_depends(model, new_owner)
+        j = gc.judge_move(
+            o.data,
+            gc.OldOwnerState(old.id, old.spec, None, chain_ids, None),
+            gc.NewOwnerState(
+                new_owner, exists, created_by_old, waits, bool(new_node and new_node.spec.suspend)
+            ),
+        )
+        objects.append(MoveObject(o.ref, o.owner, j.verdict, j.reason, o.location))
+        if j.verdict in (gc.RACE, gc.RECREATE):
+            if gc.is_namespace(o.ref) and o.ref.name not in gc.IMMORTAL_NAMESPACES:
+                cascades.append(gc.namespace_cascade(model, o.ref.name, o.ref.target))
+            elif gc.is_crd(o.ref):
+                cascades.append(gc.crd_cascade(model, o.data, o.ref.name, o.ref.target))
+            elif gc.is_flux_ks(o.ref):
+                child = model.kustomizations.get(gc.ks_id_of(o.ref))
+                if child is not None and gc.finalizer_deletes(child.spec):
+                    c = gc.Cascade(
+                        f"Kustomization/{child.id}",
+                        "kustomization",
+                        note=f"its finalizer ({gc.deletion_policy_text(child.spec)}) deletes its inventory",
+                    )
+                    c.victims = [(child.id, x.ref) for x in child.objects]
+                    cascades.append(c)
+            elif gc.is_helmrelease(o.ref):
+                cascades.append(
+                    gc.Cascade(
+                        f"HelmRelease/{o.ref.namespace}/{o.ref.name}",
+                        "helmrelease",
+                        note="deleting a HelmRelease uninstalls the Helm release and everything the chart created",
+                    )
+                )
+
+    # variables
+    missing: list[MissingVariable] = []
+    newly: list[str] = []
+    new_vars: dict[str, Any] = new_node.variables if new_node is not None else {}
+    new_substitutes = new_node is not None and new_node.spec.post_build is not None
+    for v in variable_views(model, moving):
+        substituted_before = any(s.substituted for s in v.sources)
+        if not substituted_before:
+            if new_substitutes:
+                newly.append(v.name)
+            continue
+        provided = v.name in new_vars if new_node is not None else False
+        if new_node is not None and isinstance(new_vars, OpenVariables) and v.name not in new_vars:
+            provided = False  # unknown: it may come from a substituteFrom missing from the repository
+        if not provided:
+            src = next((s for s in v.sources if s.origin), None)
+            missing.append(
+                MissingVariable(
+                    v.name, src.origin if src else None, src.provider if src else [], v.has_default
+                )
+            )
+    escapes = []
+    if not new_substitutes:
+        escapes = [o.ref for o in moving if model.kustomizations[o.owner].substituted and has_escape(o)]
+
+    # ordering needs of the moved objects
+    needs: list[Need] = []
+    new_deps = gc.transitive_depends(model, new_owner) if new_node is not None else {}
+    new_anc = set(model.ancestors(new_owner)) if new_node is not None else set()
+    for provider, what in _providers(model, moving):
+        if provider == new_owner:
+            continue
+        covered = provider in new_deps or provider in new_anc
+        if provider in old_owners:
+            what += f", which stays in {provider}"
+        needs.append(Need(provider, what, covered))
+    for old_id in old_owners:
+        for dep in model.kustomizations[old_id].spec.depends_on:
+            d = str(dep)
+            if d != new_owner and not any(n.provider == d for n in needs):
+                needs.append(Need(d, f"{old_id} dependsOn it", d in new_deps))
+    dependents = _dependents_to_update(model, moving, old_owners)
+    moving_ids = {id(o) for o in moving}
+    for old_id in old_owners:
+        rest = [o for o in model.kustomizations[old_id].objects if id(o) not in moving_ids]
+        if rest:
+            eg = ", ".join(str(o.ref) for o in rest[:3])
+            notes.append(f"{old_id} keeps {len(rest)} other object(s) (e.g. {eg}); they stay with it")
+        else:
+            notes.append(
+                f"{old_id} applies nothing else: once the move is done, remove it (with prune still off, or its finalizer deletes what is labelled with it)"
+            )
+    for name, old_v, new_v in _value_changes(model, moving, new_node):
+        notes.append(
+            f"variable {name} is {old_v!r} in the old owner but {new_v!r} in {new_owner}: what uses it changes (names using it change identity)"
+        )
+
+    # build differences
+    diffs: list[str] = []
+    for old_id in old_owners:
+        ospec = model.kustomizations[old_id].spec
+        if new_node is None:
+            if ospec.target_namespace:
+                diffs.append(
+                    f"{old_id} sets targetNamespace {ospec.target_namespace}: give {new_owner} the same, or the namespaced objects change identity"
+                )
+            if ospec.decryption and any(o.data.get("sops") for o in moving if o.ref.kind == "Secret"):
+                diffs.append(
+                    f"{old_id} decrypts SOPS (spec.decryption): the moved Secrets need it on {new_owner} too"
+                )
+            if ospec.name_prefix or ospec.name_suffix:
+                diffs.append(
+                    f"{old_id} sets namePrefix/nameSuffix: the names change unless {new_owner} sets the same"
+                )
+            if ospec.patches:
+                diffs.append(
+                    f"{old_id} has {len(ospec.patches)} spec.patches: check which apply to the moved objects"
+                )
+            if ospec.common_metadata:
+                diffs.append(
+                    f"{old_id} sets commonMetadata: labels/annotations change unless {new_owner} sets the same"
+                )
+            continue
+        nspec = new_node.spec
+        if ospec.target_namespace != nspec.target_namespace:
+            diffs.append(
+                f"targetNamespace: {old_id} {ospec.target_namespace or '(none)'}, {new_owner} {nspec.target_namespace or '(none)'}: the namespaced objects change identity, so the old ones are pruned, not moved"
+            )
+        if (ospec.name_prefix, ospec.name_suffix) != (nspec.name_prefix, nspec.name_suffix):
+            diffs.append(
+                "namePrefix/nameSuffix differ: the names change, so the old objects are pruned, not moved"
+            )
+        if bool(ospec.decryption) != bool(nspec.decryption):
+            diffs.append(
+                f"spec.decryption: {old_id} {'decrypts' if ospec.decryption else 'does not decrypt'}, {new_owner} {'decrypts' if nspec.decryption else 'does not'}"
+            )
+        if ordering.source_of(ospec) != ordering.source_of(nspec):
+            diffs.append(
+                f"sourceRef: {old_id} {ordering.source_of(ospec)}, {new_owner} {ordering.source_of(nspec)} (a dependsOn between them does not wait for the same revision)"
+            )
+        if ospec.common_metadata != nspec.common_metadata:
+            diffs.append("commonMetadata differs: labels/annotations of the objects change")
+        if len(ospec.patches) or len(nspec.patches):
+            diffs.append(
+                f"spec.patches: {old_id} has {len(ospec.patches)}, {new_owner} has {len(nspec.patches)}: check which apply to the moved objects"
+            )
+        if ospec.wait != nspec.wait or ospec.health_checks != nspec.health_checks:
+            diffs.append(
+                f"health: {old_id} wait={str(ospec.wait).lower()}, {new_owner} wait={str(nspec.wait).lower()}"
+            )
+
+    plan = MovePlan(
+        new_owner=new_owner,
+        exists=exists,
+        new_path=new_path if not exists else (new_node.build_dir if new_node else None),
+        old_owners=old_owners,
+        objects=objects,
+        cascades=[c for c in cascades if c.victims or c.helm_releases or c.kind == "helmrelease"],
+        missing_variables=missing,
+        escapes=escapes,
+        newly_substituted=sorted(set(newly)),
+        needs=needs,
+        dependents=dependents,
+        differences=diffs,
+        steps=[],
+        notes=notes,
+    )
+    plan.steps = move_steps(model, plan, target, moving, new_ns)
+    return plan
+
+
+def move_steps(
+    model: ClusterModel, plan: MovePlan, target: Target, moving: list[AppliedObject], new_ns: str
+) -> list[str]:
+    """The safe procedure, after the Flux FAQ: protect, move, verify, restore."""
+    steps: list[str] = []
+    new = plan.new_owner
+    new_ns_, _, new_name = new.partition("/")
+    pruning = [
+        o
+        for o in plan.old_owners
+        if model.kustomizations[o].spec.prune and not model.kustomizations[o].spec.suspend
+    ]
+    unsafe = any(m.verdict in (gc.RACE, gc.RECREATE) for m in plan.objects)
+    what = target.describe()
+    for old_id in pruning:
+        old = model.kustomizations[old_id]
+        where = f" ({old.declared_at.file}:{old.declared_at.line})" if old.declared_at else ""
+        from_parent = fields_from_parent(model, old_id)
+        parent_set = "prune" in from_parent
+        how = (
+            f"prune is set by the patches of {old.parent}, so override it there"
+            if parent_set
+            else "set `prune: false` on it"
+        )
+        if not unsafe:
+            continue
+        parent = old.parent or old_id
+        verify = f"`flux export ks {old_id.partition('/')[2]} -n {old_id.partition('/')[0]} | grep prune`"
+        annotate = (
+            f"(Alternative: annotate the objects that move with `kustomize.toolkit.fluxcd.io/prune: disabled` and let "
+            f"{old_id} apply that first.)"
+        )
+        # the old owner's current spec waits for the Kustomization that applies it: a change of its
+        # own spec is in force before it reconciles the revision that carries it (gc.spec_carrier)
+        carrier = gc.spec_carrier(model, model, old_id)
+        if carrier is not None and not parent_set:
+            steps.append(
+                f"Disable garbage collection on {old_id}{where}: {how}. This can be part of the commit that moves "
+                f"the objects: {carrier.describe()}, so it starts that revision only after {carrier.parent} has "
+                f"applied it, and with it `prune: false` (kustomize-controller checkDependencies). Verify after the "
+                f"merge with {verify}. {annotate}"
+            )
+        else:
+            why = (
+                f" (the patches are {carrier.parent}'s own spec: {carrier.parent} may apply the next revision with its "
+                f"previous patches, so {old_id} waiting for it does not help)"
+                if carrier is not None
+                else ""
+            )
+            steps.append(
+                f"Disable garbage collection on {old_id}{where}: {how}. Merge this on its own{why} and let it apply "
+                f"(`flux reconcile ks {parent.partition('/')[2]} -n {parent.partition('/')[0]} --with-source`); verify with "
+                f"{verify}. {annotate}"
+            )
+        back = [n.what for n in plan.needs if n.provider == old_id]
+        if back:
+            plan.notes.append(
+                f"{new} needs {'; '.join(back)}: it must dependsOn {old_id}, so {old_id} cannot dependsOn {new} "
+                "(a cycle): disable pruning instead"
+            )
+        elif not (plan.exists and gc.applied_by(model, new, old_id)):
+            when = (
+                "in the commit that moves the objects (its current spec waits for "
+                f"{carrier.parent}, so the new dependsOn is in force when it reconciles the move) or before it"
+                if carrier is not None and "dependsOn" not in from_parent
+                else "in a merge before the move"
+            )
+            steps.append(
+                f"Or, instead of step {len(steps)}, make {old_id} wait for {new}: add `dependsOn: [{_yaml_dep(new, old.spec.namespace)}]` "
+                f"to {old_id} {when} ({old_id} stays blocked until {new} exists and is Ready); "
+                f"both must use the same source ({ordering.source_of(old.spec)}). Not possible if {new} is declared inside {old_id}'s own path."
+            )
+    if not plan.exists:
+        counts: dict[str, int] = {}
+        for mo in plan.objects:
+            counts[mo.old_owner] = counts.get(mo.old_owner, 0) + 1
+        main_old = max(
+            plan.old_owners, key=lambda k: (counts.get(k, 0), -len(model.ancestors(k))), default=None
+        )
+        old0 = model.kustomizations[main_old] if main_old else None
+        spec_bits = [f"path: ./{plan.new_path}" if plan.new_path else "path: <the new folder>"]
+        if old0 is not None:
+            spec_bits.append(f"sourceRef: {ordering.source_of(old0.spec)}")
+            spec_bits.append("prune: true")
+            if old0.spec.target_namespace:
+                spec_bits.append(f"targetNamespace: {old0.spec.target_namespace}")
+            if old0.spec.decryption:
+                spec_bits.append("decryption: (as " + old0.id + ")")
+        sf = sorted(
+            {
+                m.origin
+                for m in plan.missing_variables
+                if m.origin and m.origin.startswith(("ConfigMap/", "Secret/"))
+            }
+        )
+        inline = sorted({m.name for m in plan.missing_variables if m.origin == "substitute"})
+        here = [x for x in sf if x.split("/")[1] == new_ns_]
+        elsewhere = [x for x in sf if x.split("/")[1] != new_ns_]
+        if here:
+            spec_bits.append(
+                "postBuild.substituteFrom: "
+                + ", ".join(f"{{kind: {x.split('/')[0]}, name: {x.split('/')[2]}}}" for x in here)
+            )
+        if elsewhere:
+            spec_bits.append(
+                "the variables of "
+                + ", ".join(elsewhere)
+                + f" (substituteFrom only reads the Kustomization's own namespace, {new_ns_}: copy them there or declare it in that namespace)"
+            )
+        if inline:
+            spec_bits.append("postBuild.substitute: " + ", ".join(inline) + " (values as in the old owner)")
+        deps = sorted({n.provider for n in plan.needs})
+        if deps:
+            spec_bits.append("dependsOn: " + ", ".join(_yaml_dep(d, new_ns_) for d in deps))
+        decl_hint = ""
+        if old0 is not None and old0.declared_at is not None:
+            decl_hint = (
+                f" next to {old0.id}'s declaration ({old0.declared_at.file}), not inside {old0.id}'s own path"
+            )
+        steps.append(f"Add Kustomization {new}{decl_hint}: " + "; ".join(spec_bits) + ".")
+    else:
+        node = model.kustomizations[new]
+        sf = sorted(
+            {
+                m.origin
+                for m in plan.missing_variables
+                if m.origin and m.origin.startswith(("ConfigMap/", "Secret/"))
+            }
+        )
+        if sf:
+            steps.append(f"Add to {new}'s postBuild.substituteFrom: " + ", ".join(sf) + ".")
+        inline = sorted({m.name for m in plan.missing_variables if m.origin == "substitute"})
+        if inline:
+            steps.append(f"Add to {new}'s postBuild.substitute: " + ", ".join(inline) + ".")
+        other = [m.name for m in plan.missing_variables if not m.origin]
+        if other:
+            steps.append(
+                f"Define for {new} (no source found in the old owner either): " + ", ".join(other) + "."
+            )
+        missing_deps = sorted({n.provider for n in plan.needs if not n.covered})
+        if missing_deps:
+            steps.append(
+                f"Add to {new}'s dependsOn: "
+                + ", ".join(_yaml_dep(d, node.spec.namespace) for d in missing_deps)
+                + "."
+            )
+    if plan.escapes:
+        steps.append(
+            f"{new} has no postBuild, so `$${{...}}` escapes in {', '.join(str(r) for r in plan.escapes[:3])} would reach the cluster doubled: "
+            "write them as `${...}` or give it a postBuild."
+        )
+    if plan.newly_substituted:
+        steps.append(
+            f"{new} substitutes, the old owner did not: escape as `$${{...}}` what must stay literal: {', '.join(plan.newly_substituted)}."
+        )
+    for dep, why in plan.dependents:
+        steps.append(f"Make {dep} dependsOn {new} (it uses {why}, which moves).")
+    if target.kind == "path" and plan.new_path == target.path:
+        # what lists the folder: the kustomization of the last directory the build entered to
+        # reach it (origin.via), or, for a folder without a kustomization file of its own, the
+        # kustomization that lists its files (origin.home)
+        origin = moving[0].resource.origin if moving else None
+        lister = None if origin is None else origin.via[-1] if origin.via else origin.home
+        if lister and not lister.endswith("<generated>"):
+            how = f"remove it from {lister}"
+        else:
+            how = f"move it out of the folder {', '.join(plan.old_owners)} builds (a generated kustomization lists every file below it)"
+        steps.append(
+            f"Stop including {target.path} in the build of {', '.join(plan.old_owners)} ({how}) so that only {new} applies it; merge."
+        )
+    else:
+        dest = (
+            f" to {plan.new_path}"
+            if plan.new_path and target.kind == "path" and plan.new_path != target.path
+            else ""
+        )
+        steps.append(f"Move {what}{dest} so that {new} applies it; merge.")
+    steps.append(
+        f"`flux reconcile ks {new_name} -n {new_ns_} --with-source`, then `flux get ks {new_name} -n {new_ns_}` (Ready) and "
+        f"`flux tree ks {new_name} -n {new_ns_}` (the objects are listed under it)."
+    )
+    for old_id in plan.old_owners:
+        n, _, nm = old_id.partition("/")
+        steps.append(
+            f"`flux reconcile ks {nm} -n {n}` and `flux tree ks {nm} -n {n}`: the objects are no longer listed under it."
+        )
+    if unsafe:
+        steps.append(
+            "Restore `prune: true` on " + ", ".join(pruning) + " (or remove the temporary annotation); merge."
+        )
+    return steps
+
+
