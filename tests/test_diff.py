@@ -16,13 +16,14 @@ from click.testing import CliRunner
 
 from fluxgraph import gc
 from fluxgraph.cli import main
-from fluxgraph.diff import affected_by, diff_revisions, load_pair
+from fluxgraph.diff import diff_revisions
 from fluxgraph.findings import Severity
 from fluxgraph.flux import FluxKustomization, NamedRef
 from fluxgraph.gitrev import _link_ok, _safe_rel, read_tree
 from fluxgraph.model import FluxgraphError, Location
 from fluxgraph.render.diff_graph import _mermaid_text, render_dot, render_mermaid
 from fluxgraph.render.diff_report import render_markdown, render_text
+from fluxgraph.revisions import affected_by, load_pair
 
 from .conftest import FIXTURES
 
@@ -617,7 +618,7 @@ def test_skipping_unaffected_clusters_gives_the_same_report(tmp_path):
     fast = diff_revisions(repo, "HEAD~1", "HEAD")
     assert {c.cluster: c.reused for c in fast.clusters} == {"clusters/prod": False, "clusters/staging": True}
 
-    import fluxgraph.diff as d
+    import fluxgraph.revisions as d
 
     orig = d.affected_by
     try:
