@@ -64,6 +64,27 @@ class ClusterRoot:
     weak: bool = False  # found by a layout heuristic: dropped when another cluster builds its dir
 
 
+def _root_of_ks(
+    ks: dict[str, Any], path: str, location: Location, how: str, *, url: str | None = None, weak: bool = False
+) -> ClusterRoot:
+    """The root of a cluster that the Flux Kustomization ``ks`` (building ``path``) starts:
+    its identity and sourceRef, flux bootstrap's defaults where it leaves them out."""
+    sref = as_dict(as_dict(ks.get("spec")).get("sourceRef"))
+    md = as_dict(ks.get("metadata"))
+    return ClusterRoot(
+        dir=path,
+        source_kind=as_str(sref.get("kind")) or "GitRepository",
+        source_name=as_str(sref.get("name")) or "flux-system",
+        namespace=as_str(md.get("namespace")) or "flux-system",
+        name=as_str(md.get("name")) or "flux-system",
+        url=url,
+        location=location,
+        root_doc=ks,
+        how=how,
+        weak=weak,
+    )
+
+
 def _yaml_files(cache: FileCache) -> list[str]:
     return [f for f in cache.fs.walk_files("") if f.endswith((".yaml", ".yml")) and cache.visible(f, False)]
 
@@ -155,20 +176,10 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
         if ks is not None and isinstance(ks_spec.get("path"), str):
             path, _ = secure_join(ks_spec["path"])
             line = next(ln for d, ln in docs if d is ks)
-            sref = as_dict(ks_spec.get("sourceRef"))
-            md = as_dict(ks.get("metadata"))
             url = as_dict(repo.get("spec")).get("url") if isinstance(repo, dict) else None
             add(
-                ClusterRoot(
-                    dir=path,
-                    source_kind=as_str(sref.get("kind")) or "GitRepository",
-                    source_name=as_str(sref.get("name")) or "flux-system",
-                    namespace=as_str(md.get("namespace")) or "flux-system",
-                    name=as_str(md.get("name")) or "flux-system",
-                    url=url if isinstance(url, str) else None,
-                    location=Location(f, line),
-                    root_doc=ks,
-                    how="flux bootstrap (gotk-sync.yaml)",
+                _root_of_ks(
+                    ks, path, Location(f, line), "flux bootstrap (gotk-sync.yaml)", url=url if isinstance(url, str) else None
                 )
             )
         else:
@@ -218,21 +229,7 @@ def discover(cache: FileCache) -> list[ClusterRoot]:
             path, _ = secure_join(spec["path"])
             d = posixpath.dirname(f)
             if path and (path == d or path == posixpath.dirname(d)) and path not in roots:
-                md = as_dict(data.get("metadata"))
-                sref = as_dict(spec.get("sourceRef"))
-                add(
-                    ClusterRoot(
-                        dir=path,
-                        source_kind=as_str(sref.get("kind")) or "GitRepository",
-                        source_name=as_str(sref.get("name")) or "flux-system",
-                        namespace=as_str(md.get("namespace")) or "flux-system",
-                        name=as_str(md.get("name")) or "flux-system",
-                        location=Location(f, line),
-                        root_doc=data,
-                        how=SELF_APPLYING,
-                        weak=True,
-                    )
-                )
+                add(_root_of_ks(data, path, Location(f, line), SELF_APPLYING, weak=True))
     # 4. clusters/<name> holding only Flux objects
     for top in ("clusters", "kubernetes/clusters", "cluster"):
         if not cache.is_dir(top):

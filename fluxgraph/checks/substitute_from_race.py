@@ -3,7 +3,7 @@ without a same-source dependsOn chain to that one (see rules/substitute-from-rac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -117,15 +117,10 @@ def _self(
     if own.how:
         # what a maker writes changes when its store does, not at this revision: only the fresh
         # cluster is at stake, and the repository's bootstrap may answer it
-        boot = bootstrapped(ctx.repo.bootstrap_objects, kind, ks.spec.namespace, name)
-        if boot is None:
-            return raw
-        return replace(
-            raw,
-            message=f"{raw.message}; its values come from the store that {own.how.split(' ')[0]} reads, not the revision, and "
-            f"on a fresh cluster the repository's bootstrap creates it before Flux runs ({boot})",
-            related=(*raw.related, boot),
-            severity=Severity.INFO,
+        return _advice_if_bootstrapped(
+            ctx, raw, ks, kind, name,
+            lambda boot: f"its values come from the store that {own.how.split(' ')[0]} reads, not the revision, and on a "
+            f"fresh cluster the repository's bootstrap creates it before Flux runs ({boot})",
         )
     if cluster.flux.watches(_labels(own)):
         stale = (
@@ -224,15 +219,22 @@ def _after_consumer(
         nofix=f"the object {ks.id} needs comes after it: bootstrapping it or reordering is a decision",
         **cause,
     )
+    return _advice_if_bootstrapped(
+        ctx, raw, ks, kind, name,
+        lambda boot: f"the repository's bootstrap creates it before Flux runs ({boot}), which covers a cluster built with that step",
+    )
+
+
+def _advice_if_bootstrapped(
+    ctx: CheckContext, raw: RawFinding, ks: KustomizationNode, kind: str, name: str, why: Callable[[Location], str]
+) -> RawFinding:
+    """``raw`` as advice, with ``why`` of the bootstrap step, where the repository's bootstrap
+    creates the object in ``ks``'s namespace before Flux runs (``discovery.bootstrap_objects``);
+    else ``raw`` unchanged."""
     boot = bootstrapped(ctx.repo.bootstrap_objects, kind, ks.spec.namespace, name)
     if boot is None:
         return raw
-    return replace(
-        raw,
-        message=f"{raw.message}; the repository's bootstrap creates it before Flux runs ({boot}), which covers a cluster built with that step",
-        related=(*raw.related, boot),
-        severity=Severity.INFO,
-    )
+    return replace(raw, message=f"{raw.message}; {why(boot)}", related=(*raw.related, boot), severity=Severity.INFO)
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
