@@ -115,7 +115,7 @@ def run_checks(
             kustomization=raw.kustomization,
             related=raw.related,
             fingerprint=Finding.fingerprint_of(rid, raw),
-            details=raw.details,
+            fix=raw.fix,
         )
         if key not in findings:
             causes[key] = raw

@@ -31,6 +31,44 @@ class Severity(StrEnum):
             raise ValueError(f"unknown severity {text!r} (error, warning, info)") from None
 
 
+class Applicability(StrEnum):
+    """Whether a finding's repair can be made without a person (as ruff's fix applicability):
+    ``safe`` (one mechanical repair, ``fluxgraph fix`` makes it), ``needs-review`` (a repair
+    exists but changes behaviour a person must confirm), ``none`` (no mechanical repair: the
+    fix is a decision; ``FixData.reason`` says which)."""
+
+    SAFE = "safe"
+    REVIEW = "needs-review"
+    NONE = "none"
+
+
+JsonPath = tuple["str | int", ...]
+
+
+@dataclass(frozen=True)
+class FixData:
+    """What ``fluxgraph fix`` needs to repair a finding, typed: where the text is (``path`` in
+    the object before substitution, ``start``/``end`` in that string), the Kustomization to
+    depend on (``depends_on``, and ``provides``: what it applies that the finding's
+    Kustomization needs), and the variant of the repair (``variant``: the kind of escape, the
+    verdict of a hook, ``hook``: which one). ``applicability`` ``none`` with ``reason`` where
+    there is no mechanical repair."""
+
+    applicability: Applicability = Applicability.SAFE
+    reason: str = ""
+    path: JsonPath | None = None
+    start: int | None = None
+    end: int | None = None
+    depends_on: str | None = None
+    provides: str = ""
+    variant: str = ""
+    hook: str = ""
+
+    @classmethod
+    def none(cls, reason: str) -> FixData:
+        return cls(applicability=Applicability.NONE, reason=reason)
+
+
 @dataclass(frozen=True)
 class RawFinding:
     message: str
@@ -42,7 +80,7 @@ class RawFinding:
     subject: str = ""
     # a severity the rule's doc allows as a variant (e.g. a system namespace); None = default
     severity: Severity | None = None
-    details: tuple[tuple[str, str], ...] = ()
+    fix: FixData | None = None  # for ``fluxgraph fix``
     # One finding per cause: raw findings of one rule with the same ``cause`` (the place that
     # brings the hazard to several Kustomizations: a parent's patch, a shared component) and
     # the same ``cause_message`` are reported once, there, listing the Kustomizations
@@ -64,7 +102,7 @@ class Finding:
     kustomization: str | None = field(default=None, compare=False)
     related: tuple[Location, ...] = field(default=(), compare=False)
     fingerprint: str = field(default="", compare=False)
-    details: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    fix: FixData | None = field(default=None, compare=False)
     # the Kustomizations a finding grouped per cause stands for (empty for a single finding),
     # and the findings it groups (what ``fluxgraph fix`` repairs, one by one)
     kustomizations: tuple[str, ...] = field(default=(), compare=False)

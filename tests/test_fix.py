@@ -432,3 +432,19 @@ def test_diff_marks_a_file_without_final_newline(tmp_path):
     assert "+    kustomize.toolkit.fluxcd.io/prune: disabled\n\\ No newline at end of file\n" in diff
     assert result.write() == []
     assert ns.read_text().endswith("  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled")
+
+
+def test_fix_data_is_typed():
+    """A finding's fix data is a typed value with an applicability (issue 22): a misspelled
+    field is a TypeError, not a detail nobody reads; `none` carries its reason to `fix`."""
+    from fluxgraph.checks import CheckContext
+    from fluxgraph.findings import Applicability, FixData
+    from fluxgraph.model import Location
+
+    with pytest.raises(TypeError):
+        FixData(strat=3)  # type: ignore[call-arg]
+    ctx = CheckContext.__new__(CheckContext)
+    with pytest.raises(TypeError):
+        ctx.finding("m", Location("f.yaml"), nofix="x")  # type: ignore[call-arg]
+    raw = ctx.finding("m", Location("f.yaml"), fix=FixData.none("a decision"))
+    assert raw.fix is not None and raw.fix.applicability is Applicability.NONE and raw.fix.reason == "a decision"

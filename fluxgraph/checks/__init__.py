@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import FixData, RawFinding
 from fluxgraph.model import Location, ObjRef, Problem
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class CheckContext:
         cause: Location | None = None,
         cause_message: str = "",
         cause_subject: str = "",
-        **details: str,
+        fix: FixData | None = None,
     ) -> RawFinding:
         """A finding; ``cause``, ``cause_message`` and ``cause_subject`` group it with the
         findings of the same rule that share its cause (see ``RawFinding``)."""
@@ -59,7 +59,7 @@ class CheckContext:
             kustomization=kustomization,
             related=tuple(related),
             subject=subject,
-            details=tuple(sorted(details.items())),
+            fix=fix,
             cause=cause,
             cause_message=cause_message,
             cause_subject=cause_subject,

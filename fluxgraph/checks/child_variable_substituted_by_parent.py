@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import dotted, quote, render_expr, tokens
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import FixData, RawFinding
 
 ID = "child-variable-substituted-by-parent"
 
@@ -35,7 +34,5 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             obj=tok.obj.ref,
             kustomization=tok.ks.id,
             subject=tok.subject,
-            path=json.dumps(list(tok.path)),
-            start=str(tok.ref.start),
-            end=str(tok.ref.end),
+            fix=FixData(path=tuple(tok.path), start=tok.ref.start, end=tok.ref.end),
         )

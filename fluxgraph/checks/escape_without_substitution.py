@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 
@@ -17,7 +16,7 @@ from fluxgraph.checks._subst import (
     short,
     text_location,
 )
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import FixData, RawFinding
 
 ID = "escape-without-substitution"
 
@@ -61,7 +60,5 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         obj=obj.ref,
                         kustomization=ks.id,
                         subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{esc}",
-                        why=kind,
-                        path=json.dumps(list(path)),
-                        start=str(m.start()),
+                        fix=FixData(variant=kind, path=tuple(path), start=m.start()),
                     )

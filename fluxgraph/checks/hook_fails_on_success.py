@@ -3,7 +3,6 @@ its success path (see rules/hook-fails-on-success.md)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._pods import find_hooks, source_text, text_location
 from fluxgraph.cluster import AppliedObject
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import FixData, RawFinding, Severity
 from fluxgraph.model import Location, value_at
 from fluxgraph.shell import analyze_exec, parse_exec
 
@@ -62,9 +61,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     obj=obj.ref,
                     kustomization=ks.id,
                     subject=f"{obj.ref} {hook.container} {hook.hook} {verdict.kind}",
-                    hook=hook.hook,
-                    verdict=verdict.kind,
-                    path=json.dumps(list(spath)),
+                    fix=FixData(hook=hook.hook, variant=verdict.kind, path=tuple(spath)),
                 )
                 yield replace(raw, severity=_severity(hook.hook, verdict.kind))
 

@@ -11,7 +11,7 @@ from fluxgraph.checks._ordering import quick_retry
 from fluxgraph.checks._ownership import happens_before, loc, never_applied, ordered_after, unresolved
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.discovery import bootstrapped
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import FixData, RawFinding, Severity
 from fluxgraph.model import as_dict
 from fluxgraph.scope import guess_note
 
@@ -139,9 +139,9 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 related=(decl.location, *([boot] if boot is not None else [])),
                 subject=f"{ks.id} needs {what} {name}",
                 # for `fluxgraph fix`: the Kustomization to depend on, when there is exactly one
-                details=(
-                    (("prerequisite", f"{what} {name}"), ("producer", decl_ks[0]))
+                fix=(
+                    FixData(depends_on=decl_ks[0], provides=f"{what} {name}")
                     if len(decl_ks) == 1 and not below
-                    else (("nofix", f"{ks.id} applies {below[0]} itself" if below else f"{by} all declare it: which one to depend on is a decision"),)
+                    else FixData.none(f"{ks.id} applies {below[0]} itself" if below else f"{by} all declare it: which one to depend on is a decision")
                 ),
             )

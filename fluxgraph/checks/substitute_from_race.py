@@ -13,7 +13,7 @@ from fluxgraph.checks._ownership import depends_on_after, ks_object, ordered_aft
 from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path, tokens
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.discovery import bootstrapped
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import FixData, RawFinding, Severity
 from fluxgraph.materialize import store_of
 from fluxgraph.model import Location, as_dict
 
@@ -111,7 +111,7 @@ def _self(
         kustomization=ks.id,
         related=[own.obj.location],
         subject=f"{ks.id}|{target}|self",
-        nofix=f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision",
+        fix=FixData.none(f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision"),
         **_cause(own),
     )
     if own.how:
@@ -216,7 +216,7 @@ def _after_consumer(
         kustomization=ks.id,
         related=[m.obj.location],
         subject=f"{ks.id}|{target}|after",
-        nofix=f"the object {ks.id} needs comes after it: bootstrapping it or reordering is a decision",
+        fix=FixData.none(f"the object {ks.id} needs comes after it: bootstrapping it or reordering is a decision"),
         **cause,
     )
     return _advice_if_bootstrapped(
@@ -277,10 +277,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             owners = sorted({q.owner for q in prods})
             via = f" ({p.how})" if p.how else ""
             # for `fluxgraph fix`: the Kustomization to depend on, when there is one
-            fix_details = (
-                {"producer": p.owner, "source": target}
+            fix = (
+                FixData(depends_on=p.owner, provides=target)
                 if len(owners) == 1
-                else {"nofix": f"{' and '.join(owners)} all apply {target}: which one to depend on is a decision"}
+                else FixData.none(f"{' and '.join(owners)} all apply {target}: which one to depend on is a decision")
             )
             cold = "" if _created_after(cluster, ks, p) else f", and on a fresh cluster {first} before it exists"
             raw = ctx.finding(
@@ -291,9 +291,9 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 kustomization=ks.id,
                 related=[p.obj.location],
                 subject=f"{ks.id}|{target}|{p.owner}",
+                fix=fix,
                 **_cause(p),
             )
-            raw = replace(raw, details=tuple(sorted(fix_details.items())))
             used = _provides(ks, target) & _referenced(cluster).get(ks.id, set())
             if cluster.flux.watches(_labels(p)):
                 raw = replace(

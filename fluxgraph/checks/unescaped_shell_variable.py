@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import Token, provided, quote, render_expr, render_line, tokens
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import FixData, RawFinding
 from fluxgraph.model import as_dict, as_list, as_str
 
 ID = "unescaped-shell-variable"
@@ -89,7 +88,5 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             kustomization=tok.ks.id,
             subject=tok.subject,
             # for `fluxgraph fix`: where the expression is in the object (before substitution)
-            path=json.dumps(list(tok.path)),
-            start=str(tok.ref.start),
-            end=str(tok.ref.end),
+            fix=FixData(path=tuple(tok.path), start=tok.ref.start, end=tok.ref.end),
         )

@@ -3,7 +3,6 @@ a CRD, a ``$$`` meant literally (see rules/unintended-substitution.md)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -24,7 +23,7 @@ from fluxgraph.checks._subst import (
     text_location,
     tokens,
 )
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import FixData, RawFinding, Severity
 
 ID = "unintended-substitution"
 
@@ -60,10 +59,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             obj=tok.obj.ref,
             kustomization=tok.ks.id,
             subject=tok.subject,
-            kind="token",
-            path=json.dumps(list(tok.path)),
-            start=str(tok.ref.start),
-            end=str(tok.ref.end),
+            fix=FixData(variant="token", path=tuple(tok.path), start=tok.ref.start, end=tok.ref.end),
         )
         if r.error is not None:
             raw = replace(raw, severity=Severity.ERROR)  # documented variant: the build fails
@@ -104,8 +100,5 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     obj=obj.ref,
                     kustomization=ks.id,
                     subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{run}|{line}",
-                    kind="dollars",
-                    path=json.dumps(list(path)),
-                    start=str(m.start()),
-                    end=str(m.end()),
+                    fix=FixData(variant="dollars", path=tuple(path), start=m.start(), end=m.end()),
                 )

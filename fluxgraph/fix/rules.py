@@ -1,4 +1,4 @@
-"""The repair of each rule that has one: from a finding (its ``details``, object and
+"""The repair of each rule that has one: from a finding (its ``fix`` data, object and
 Kustomization) and the model to the edits (``textedit``) that make the hazard go away.
 
 A fixer raises ``NoFix`` when the repair needs a decision or the text cannot be edited where it
@@ -9,7 +9,6 @@ and a test keeps the two in step.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux
+from fluxgraph.findings import Applicability, FixData
 from fluxgraph.fix.textedit import Edit, MapSet, ScalarEdit, SeqAppend
 from fluxgraph.model import as_dict, dotted, string_values, value_at
 
@@ -84,22 +84,28 @@ class FixContext:
         return objs[0]
 
 
-def _details(f: Finding) -> dict[str, str]:
-    return dict(f.details)
+def _fix(f: Finding) -> FixData:
+    """The finding's fix data; NoFix with its reason where the check says there is no
+    mechanical repair (``Applicability.NONE``)."""
+    if f.fix is None:
+        raise NoFix("the finding carries no fix data")
+    if f.fix.applicability is Applicability.NONE:
+        raise NoFix(f.fix.reason or "there is no mechanical repair")
+    return f.fix
 
 
 def _path(f: Finding) -> Path:
-    d = _details(f)
-    if "path" not in d:
+    path = _fix(f).path
+    if path is None:
         raise NoFix("the finding does not say where the text is")
-    return tuple(json.loads(d["path"]))
+    return path
 
 
-def _int(f: Finding, key: str) -> int:
-    try:
-        return int(_details(f)[key])
-    except (KeyError, ValueError):
-        raise NoFix(f"the finding has no {key}") from None
+def _offsets(f: Finding) -> tuple[int, int | None]:
+    fix = _fix(f)
+    if fix.start is None:
+        raise NoFix("the finding has no start")
+    return fix.start, fix.end
 
 
 def source_string(obj: AppliedObject, path: Path) -> tuple[str, Document, Path]:
@@ -135,7 +141,9 @@ def _refs(text: str) -> list[envsubst.VarRef]:
 def _escape(f: Finding, ctx: FixContext, what: str) -> Proposal:
     """Insert ``$`` before the ``${`` (or ``$$``) the finding points at."""
     path = _path(f)
-    start, end = _int(f, "start"), _int(f, "end")
+    start, end = _offsets(f)
+    if end is None:
+        raise NoFix("the finding has no end")
     obj = ctx.applied(f, path)
     text = value_at(obj.pre_substitution, path)
     assert isinstance(text, str)
@@ -169,7 +177,7 @@ def fix_child_variable(f: Finding, ctx: FixContext) -> Proposal:
 
 
 def fix_unintended_substitution(f: Finding, ctx: FixContext) -> Proposal:
-    kind = _details(f).get("kind", "")
+    kind = _fix(f).variant
     if kind not in ("token", "dollars"):
         raise NoFix("the finding does not say what Flux changes")
     return _escape(f, ctx, kind)
@@ -180,12 +188,12 @@ def fix_escape_without_substitution(f: Finding, ctx: FixContext) -> Proposal:
     it, so the escape is left over and ``${VAR}`` is what the tool should see. Without postBuild,
     or with one that resolves no variable, whether to unescape or to add the postBuild is a
     decision."""
-    if _details(f).get("why") != "disabled":
+    if _fix(f).variant != "disabled":
         raise NoFix(
             "whether to write ${VAR} or to give the Kustomization the postBuild the escape was written for is a decision"
         )
     path = _path(f)
-    start = _int(f, "start")
+    start, _ = _offsets(f)
     obj = ctx.applied(f, path)
     text = value_at(obj.pre_substitution, path)
     assert isinstance(text, str)
@@ -230,11 +238,10 @@ def _annotatable(obj: AppliedObject, mine: list[Proposal]) -> bool:
     fixed: set[tuple[Path, int]] = set()
     for p in mine:
         for f in p.findings:
-            d = _details(f)
-            try:
-                fixed.add((tuple(json.loads(d["path"])), int(d["start"])))
-            except (KeyError, ValueError):
+            fix = f.fix
+            if fix is None or fix.path is None or fix.start is None:
                 return False
+            fixed.add((fix.path, fix.start))
     return _effects(obj) <= fixed
 
 
@@ -416,22 +423,23 @@ def add_depends_on(f: Finding, ctx: FixContext, producer: str, why: str) -> Prop
     )
 
 
-def _depends_on_producer(f: Finding, ctx: FixContext, what: str, default: str, ambiguous: str) -> Proposal:
-    """dependsOn on the Kustomization that the finding's details name as the producer of the
-    object (details key ``what``) its Kustomization needs."""
-    d = _details(f)
-    producer = d.get("producer")
+def _depends_on_producer(f: Finding, ctx: FixContext, default: str, ambiguous: str) -> Proposal:
+    """dependsOn on the Kustomization that the finding's fix data names (``depends_on``) as the
+    one applying what its Kustomization needs (``provides``)."""
+    if f.fix is not None and f.fix.applicability is Applicability.NONE:
+        raise NoFix(f.fix.reason or ambiguous)
+    producer = f.fix.depends_on if f.fix is not None else None
     if not producer:
-        raise NoFix(d.get("nofix") or ambiguous)
-    return add_depends_on(f, ctx, producer, f"it applies {d.get(what, default)}")
+        raise NoFix(ambiguous)
+    return add_depends_on(f, ctx, producer, f"it applies {f.fix.provides if f.fix is not None and f.fix.provides else default}")
 
 
 def fix_substitute_from_race(f: Finding, ctx: FixContext) -> Proposal:
-    return _depends_on_producer(f, ctx, "source", "the substituteFrom object", "the Kustomization to depend on is not unambiguous")
+    return _depends_on_producer(f, ctx, "the substituteFrom object", "the Kustomization to depend on is not unambiguous")
 
 
 def fix_prerequisite_without_depends_on(f: Finding, ctx: FixContext) -> Proposal:
-    return _depends_on_producer(f, ctx, "prerequisite", "the prerequisite", "more than one Kustomization declares the prerequisite")
+    return _depends_on_producer(f, ctx, "the prerequisite", "more than one Kustomization declares the prerequisite")
 
 
 # -- hooks ------------------------------------------------------------------------------------------
@@ -444,8 +452,8 @@ def fix_hook_fails_on_success(f: Finding, ctx: FixContext) -> Proposal:
     from fluxgraph.shell import analyze_exit, parse, parse_exec
     from fluxgraph.shell.nodes import AndOr
 
-    d = _details(f)
-    if d.get("verdict") != "and-list-tail":
+    fix = _fix(f)
+    if fix.variant != "and-list-tail":
         raise NoFix(
             "only a final `cond && action` has a mechanical repair; whether this command's failure is the hook's purpose is a decision"
         )
@@ -492,7 +500,7 @@ def fix_hook_fails_on_success(f: Finding, ctx: FixContext) -> Proposal:
             ScalarEdit(file, doc.index, spath, left_end, left_end + m.end(), "; then"),
             ScalarEdit(file, doc.index, spath, last.end, last.end, "; fi"),
         ],
-        f"end the {d.get('hook', 'hook')} script of {obj.ref} with `if {cond}; then ...; fi` instead of `{cond} && ...`",
+        f"end the {fix.hook or 'hook'} script of {obj.ref} with `if {cond}; then ...; fi` instead of `{cond} && ...`",
     )
 
 
