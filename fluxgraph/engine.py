@@ -14,7 +14,7 @@ from typing import Any
 
 from fluxgraph.api import Repository, load
 from fluxgraph.catalog import load_catalog
-from fluxgraph.checks import CheckContext, phase_of, registry
+from fluxgraph.checks import CheckContext, RepoContext, phase_of, registry
 from fluxgraph.findings import Finding, RawFinding, Severity, fingerprint
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import RepoFS
@@ -77,7 +77,6 @@ def run_checks(
     enabled: set[str] | None = None,
     disabled: set[str] | None = None,
     severities: dict[str, Severity] | None = None,
-    options: dict[str, Any] | None = None,
     exclude: Any = None,
     baseline: set[tuple[str, str]] | None = None,
 ) -> Report:
@@ -127,7 +126,7 @@ def run_checks(
     phase2 = [r for r in rule_ids if phase_of(r) == 2]
     for cluster in repo.clusters:
         for rid in phase1:
-            ctx = CheckContext(cluster=cluster, repo=repo, options=dict(options or {}))
+            ctx = CheckContext(cluster=cluster, repo=repo)
             for raw in checks[rid](ctx):
                 stamp(rid, raw, cluster.name)
             assertions += ctx.assertions
@@ -147,21 +146,14 @@ def run_checks(
 
     if phase2 and repo.clusters:
         findings.clear()
-        ctx = CheckContext(
-            cluster=repo.clusters[0],
-            repo=repo,
-            options={
-                **(options or {}),
-                "suppressions": suppressions,
-                "known_rules": set(catalog),
-                "rules_run": set(rule_ids),
-            },
+        rctx = RepoContext(
+            repo=repo, suppressions=tuple(suppressions), known_rules=frozenset(catalog), rules_run=frozenset(rule_ids)
         )
         for rid in phase2:
-            for raw in checks[rid](ctx):
+            for raw in checks[rid](rctx):
                 if exclude is None or not exclude(raw.location.file):
                     stamp(rid, raw, "")
-        assertions += ctx.assertions
+        assertions += rctx.assertions
         kept = sorted([*kept, *findings.values()])
 
     baselined = [f for f in kept if baseline and (f.rule, f.fingerprint) in baseline]
@@ -263,7 +255,7 @@ def analyze(path: str | Path | RepoFS, **kwargs: Any) -> Report:
     settings = kwargs.pop("settings", None)
     if settings is not None:
         kwargs = {**settings.analyze_kwargs(), **kwargs}
-    check_keys = ("enabled", "disabled", "severities", "options", "exclude", "baseline")
+    check_keys = ("enabled", "disabled", "severities", "exclude", "baseline")
     check_kwargs = {k: kwargs.pop(k) for k in check_keys if k in kwargs}
     repo = load(path, **kwargs)
     return run_checks(repo, **check_kwargs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -22,16 +22,16 @@ from fluxgraph.model import Location, ObjRef, Problem
 if TYPE_CHECKING:
     from fluxgraph.api import Repository
     from fluxgraph.cluster import ClusterModel
+    from fluxgraph.suppress import Suppression
 
-CheckFn = Callable[["CheckContext"], Iterable[RawFinding]]
+CheckFn = Callable[[Any], Iterable[RawFinding]]  # a CheckContext, or a RepoContext in phase 2
 
 
-@dataclass
-class CheckContext:
-    cluster: ClusterModel
-    repo: Repository
-    options: dict[str, Any] = field(default_factory=dict)
-    assertions: int = 0
+class _Findings:
+    """What both contexts give a check: ``finding`` (a RawFinding, typed: a misspelled field
+    is a TypeError) and ``evaluated`` (one assertion looked at, counted for the report)."""
+
+    assertions: int
 
     def evaluated(self, n: int = 1) -> None:
         self.assertions += n
@@ -65,6 +65,16 @@ class CheckContext:
             cause_subject=cause_subject,
         )
 
+
+@dataclass
+class CheckContext(_Findings):
+    """What a check over one cluster model sees (``PHASE`` 1, the default): the cluster and
+    the repository it belongs to."""
+
+    cluster: ClusterModel
+    repo: Repository
+    assertions: int = 0
+
     def problems(self) -> Iterator[Problem]:
         """Every problem the model recorded for this cluster (loading, building, parsing)."""
         yield from self.cluster.problems
@@ -90,9 +100,23 @@ def problem_check(codes: frozenset[str]) -> CheckFn:
 _PHASES: dict[str, int] = {}
 
 
+@dataclass
+class RepoContext(_Findings):
+    """What a check over the whole repository after every cluster's checks sees (``PHASE = 2``,
+    the suppression-hygiene rules): the suppressions, marked used where they suppressed a
+    finding, the rules the catalog knows and the rules this run ran."""
+
+    repo: Repository
+    suppressions: tuple[Suppression, ...] = ()
+    known_rules: frozenset[str] = frozenset()
+    rules_run: frozenset[str] = frozenset()
+    assertions: int = 0
+
+
 def phase_of(rule_id: str) -> int:
-    """1 for checks over the model; 2 for checks that also need the suppressions
-    (``ctx.options["suppressions"]``, after the engine matched them against findings)."""
+    """1 for checks over one cluster model (``CheckContext``); 2 for checks over the whole
+    repository that need the suppressions after the engine matched them against findings
+    (``RepoContext``)."""
     registry()
     return _PHASES.get(rule_id, 1)
 

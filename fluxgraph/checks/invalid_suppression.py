@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fluxgraph.checks import CheckContext
+from fluxgraph.checks import RepoContext
 from fluxgraph.findings import RawFinding
 
 ID = "invalid-suppression"
 PHASE = 2
 
 
-def check(ctx: CheckContext) -> Iterator[RawFinding]:
-    known = ctx.options.get("known_rules", set())
-    for s in ctx.options.get("suppressions", []):
+def check(ctx: RepoContext) -> Iterator[RawFinding]:
+    known = ctx.known_rules
+    for s in ctx.suppressions:
         ctx.evaluated()
         where = "annotation fluxgraph.io/ignore" if s.kind == "annotation" else "comment"
         if not s.rules:

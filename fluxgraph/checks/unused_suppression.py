@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fluxgraph.checks import CheckContext
+from fluxgraph.checks import RepoContext
 from fluxgraph.findings import RawFinding
 
 ID = "unused-suppression"
 PHASE = 2
 
 
-def check(ctx: CheckContext) -> Iterator[RawFinding]:
-    known = ctx.options.get("known_rules", set())
-    ran = ctx.options.get("rules_run", known)
-    for s in ctx.options.get("suppressions", []):
+def check(ctx: RepoContext) -> Iterator[RawFinding]:
+    known, ran = ctx.known_rules, ctx.rules_run
+    for s in ctx.suppressions:
         ctx.evaluated()
         if s.used or not s.reason or not s.rules or any(r not in known for r in s.rules):
             continue  # reported by invalid-suppression, or in use
