@@ -1,3 +1,4 @@
+import functools
 import json
 import os
 import textwrap
@@ -38,6 +39,16 @@ def fixture_options(repo: Path) -> dict:
     fluxgraph's discovery never read it as a manifest)."""
     f = repo / "fixture.json"
     return json.loads(f.read_text()).get("options", {}) if f.exists() else {}
+
+
+@functools.cache
+def fixture_report(rule: str, kind: str):
+    """``fixtures/<rule>/<kind>`` analysed once per test run (with its fixture.json options),
+    shared by every test that reads it; callers must not modify it."""
+    from fluxgraph.engine import analyze
+
+    repo = FIXTURES / rule / kind
+    return analyze(repo, **fixture_options(repo))
 
 
 def flux_ks(

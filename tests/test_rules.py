@@ -5,17 +5,20 @@ import json
 import pytest
 
 from fluxgraph.checks import registry
-from fluxgraph.engine import analyze
 
-from .conftest import FIXTURES, check_golden, fixture_options
+from .conftest import check_golden, fixture_report
 
 RULES = sorted(registry())
 
 
+def _fix_data(f):
+    if f.fix is None:
+        return None
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(f.fix).items() if v not in (None, "")}
+
+
 def _findings(rule: str, kind: str):
-    repo = FIXTURES / rule / kind
-    report = analyze(repo, **fixture_options(repo))
-    return report
+    return fixture_report(rule, kind)
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -32,6 +35,9 @@ def test_bad_fixture_fires(rule):
             "column": f.location.column,
             "kustomization": f.kustomization,
             "message": f.message,
+            "fingerprint": f.fingerprint,
+            "related": [str(r) for r in f.related],
+            "fix": _fix_data(f),
         }
         for f in report.findings
     ]
