@@ -183,6 +183,8 @@ class ClusterModel:
     # fluxgraph.ordering.revision_ordered_after's answers and edges, built on first use
     revision_reach: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
     revision_reach_edges: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
+    # what the checks' shared helpers computed for this model (fluxgraph.checks._memo)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # fluxgraph.ordering.ordered_after's (dependsOn and parent links)
     exist_reach: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
     exist_reach_edges: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
