@@ -118,15 +118,20 @@ def revision_ordered_after(model: ClusterModel, ks_id: str, other: str) -> bool:
                     if str(d) in model.kustomizations and waits_for_revision(model, node, d):
                         preds.setdefault(str(d), []).append(k)
             model.revision_reach_edges = preds
-        found: set[str] = set()
-        todo = list(preds.get(other, ()))
-        while todo:
-            cur = todo.pop()
-            if cur not in found:
-                found.add(cur)
-                todo.extend(preds.get(cur, ()))
-        reach = model.revision_reach[other] = frozenset(found)
+        reach = model.revision_reach[other] = _backward_reach(preds, other)
     return ks_id in reach
+
+
+def _backward_reach(preds: dict[str, list[str]], other: str) -> frozenset[str]:
+    """Every node that reaches ``other`` over the edges ``preds`` lists backwards."""
+    found: set[str] = set()
+    todo = list(preds.get(other, ()))
+    while todo:
+        cur = todo.pop()
+        if cur not in found:
+            found.add(cur)
+            todo.extend(preds.get(cur, ()))
+    return frozenset(found)
 
 
 # -- existence: who has applied at least once before another first reconciles ---------------
@@ -180,15 +185,7 @@ def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:
     preds, after = _reachability(cluster)
     reach = after.get(other)
     if reach is None:
-        found: set[str] = set()
-        todo = list(preds.get(other, ()))
-        while todo:
-            cur = todo.pop()
-            if cur in found:
-                continue
-            found.add(cur)
-            todo.extend(preds.get(cur, ()))
-        reach = after[other] = frozenset(found)
+        reach = after[other] = _backward_reach(preds, other)
     return ks_id in reach
 
 
