@@ -122,8 +122,9 @@ def finalizer_deletes(spec: flux.FluxKustomization) -> bool:
 
 
 def deletion_policy_text(spec: flux.FluxKustomization) -> str:
+    """What decides a Kustomization's deletion, in the words every report uses."""
     if spec.deletion_policy == "MirrorPrune":
-        return f"deletionPolicy MirrorPrune, prune: {'true' if spec.prune else 'false'}"
+        return f"deletionPolicy MirrorPrune with prune: {'true' if spec.prune else 'false'}"
     return f"deletionPolicy {spec.deletion_policy}"
 
 

@@ -25,6 +25,7 @@ from fluxgraph import flux
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.gc import APPLY_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match, protection
+from fluxgraph.gc import deletion_policy_text as deletion_policy_text  # re-exported for the rules
 from fluxgraph.model import Location, ObjRef, as_dict
 from fluxgraph.ordering import depends_on_after as depends_on_after  # re-exported for the rules
 from fluxgraph.ordering import happens_before as happens_before  # re-exported for the rules
@@ -74,10 +75,6 @@ def guessed_only(cluster: ClusterModel, objs: list[AppliedObject]) -> AppliedObj
     return min(objs, key=lambda o: o.location)
 
 
-def deletion_policy_text(spec: flux.FluxKustomization) -> str:
-    if spec.deletion_policy == "MirrorPrune":
-        return f"deletionPolicy MirrorPrune with prune: {'true' if spec.prune else 'false'}"
-    return f"deletionPolicy {spec.deletion_policy}"
 
 
 def ks_object(cluster: ClusterModel, ks_id: str) -> AppliedObject | None:
