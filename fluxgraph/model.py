@@ -26,6 +26,11 @@ class Location:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
+    @property
+    def file_line(self) -> str:
+        """``file:line``, as messages name a place."""
+        return f"{self.file}:{self.line}"
+
 
 def api_group(api_version: str) -> str:
     """``apps/v1`` -> ``apps``; ``v1`` -> ``""`` (the core group)."""

@@ -341,7 +341,7 @@ def move_steps(
     what = target.describe()
     for old_id in pruning:
         old = model.kustomizations[old_id]
-        where = f" ({old.declared_at.file}:{old.declared_at.line})" if old.declared_at else ""
+        where = f" ({old.declared_at.file_line})" if old.declared_at else ""
         from_parent = fields_from_parent(model, old_id)
         parent_set = "prune" in from_parent
         how = (

@@ -71,7 +71,7 @@ class PatchSite:
     @property
     def text(self) -> str:
         """Where the text is, the same for every Kustomization it is written into."""
-        return f"spec.patches[{self.written_index}] of Kustomization {self.written_in} at {self.location.file}:{self.location.line}"
+        return f"spec.patches[{self.written_index}] of Kustomization {self.written_in} at {self.location.file_line}"
 
     @property
     def own(self) -> bool:

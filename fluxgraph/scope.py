@@ -359,7 +359,7 @@ def crd_scope(data: Any) -> tuple[str, str, bool] | None:
 
 def _crd_source(data: dict[str, Any], location: Location) -> str:
     name = as_dict(data.get("metadata")).get("name")
-    return f"CustomResourceDefinition {name if isinstance(name, str) else '?'} ({location.file}:{location.line})"
+    return f"CustomResourceDefinition {name if isinstance(name, str) else '?'} ({location.file_line})"
 
 
 class RepositoryCRDs:

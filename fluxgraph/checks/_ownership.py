@@ -41,8 +41,8 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 def loc(location: Location) -> str:
-    """``file:line`` for messages."""
-    return f"{location.file}:{location.line}"
+    """``file:line`` for messages (``Location.file_line``)."""
+    return location.file_line
 
 
 def gc_protection(obj: AppliedObject) -> str | None:

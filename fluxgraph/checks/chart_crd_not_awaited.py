@@ -177,7 +177,7 @@ def _finding(
         cause_subject=f"{owner.id}|{p.hr.id}|{r.group}",
     )
     if oob is not None:
-        at = f" ({oob.location.file}:{oob.location.line})" if oob.location is not None else ""
+        at = f" ({oob.location.file_line})" if oob.location is not None else ""
         raw = replace(
             raw,
             message=f"{raw.message}; {oob.how}{at}, which covers a cold boot that runs it first",

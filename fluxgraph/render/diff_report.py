@@ -18,7 +18,7 @@ MAX_TEXT = 25
 
 
 def _loc(loc: Location | None) -> str:
-    return f"{loc.file}:{loc.line}" if loc is not None else ""
+    return loc.file_line if loc is not None else ""
 
 
 def _title(r: DiffReport) -> str:

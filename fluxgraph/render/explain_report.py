@@ -16,7 +16,7 @@ MAX_LISTED = 8
 
 
 def _loc(loc: Location | None) -> str:
-    return f"{loc.file}:{loc.line}" if loc is not None else "?"
+    return loc.file_line if loc is not None else "?"
 
 
 def _b(v: bool) -> str:

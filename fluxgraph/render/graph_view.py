@@ -389,7 +389,7 @@ class _Builder:
                 details,
                 status,
                 ks.spec.namespace,
-                tooltip=f"Kustomization {ks_id} ({loc.file}:{loc.line})",
+                tooltip=f"Kustomization {ks_id} ({loc.file_line})",
             )
         )
 
@@ -427,7 +427,7 @@ class _Builder:
                 details,
                 status,
                 ns,
-                tooltip=f"HelmRelease {hr_id} ({loc.file}:{loc.line})",
+                tooltip=f"HelmRelease {hr_id} ({loc.file_line})",
             )
         )
 

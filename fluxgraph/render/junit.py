@@ -33,7 +33,7 @@ def render_junit(report: Report, color: bool = False) -> str:
                 suite,
                 "testcase",
                 classname=rid,
-                name=f"{f.location.file}:{f.location.line}",
+                name=f.location.file_line,
                 file=f.location.file,
                 line=str(f.location.line),
             )
@@ -52,7 +52,7 @@ def render_junit(report: Report, color: bool = False) -> str:
         suite = ET.SubElement(root, "testsuite", name="not-evaluated")
         for p in report.not_evaluated:
             case = ET.SubElement(
-                suite, "testcase", classname="not-evaluated", name=f"{p.location.file}:{p.location.line}", file=p.location.file
+                suite, "testcase", classname="not-evaluated", name=p.location.file_line, file=p.location.file
             )
             ET.SubElement(case, "skipped", message=p.message)
         n = len(report.not_evaluated)

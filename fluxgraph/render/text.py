@@ -47,7 +47,7 @@ def render_text(report: Report, color: bool = False) -> str:
     if report.not_evaluated:
         lines.append("not evaluated:")
         for p in report.not_evaluated:
-            lines.append(f"  {p.location.file}:{p.location.line}  {p.message}")
+            lines.append(f"  {p.location.file_line}  {p.message}")
         lines.append("")
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
