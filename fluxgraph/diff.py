@@ -559,15 +559,17 @@ def _kustomization_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
             )
 
 
+_EDGE_KINDS = {"ks": "Kustomization", "hr": "HelmRelease"}
+
+
 def _edges(model: ClusterModel) -> set[tuple[str, str, str]]:
-    out = set()
-    for ks in model.kustomizations.values():
-        for d in ks.spec.depends_on:
-            out.add(("Kustomization", ks.id, str(d)))
-    for hr in model.helm_releases.values():
-        for d in hr.spec.depends_on:
-            out.add(("HelmRelease", hr.id, str(d)))
-    return out
+    """The ``dependsOn`` edges of the model's graph (``ClusterModel.graph``, dangling ones
+    included): (kind, dependent, dependency)."""
+    return {
+        (_EDGE_KINDS[u[:2]], u[3:], v[3:])
+        for u, v, key in model.graph.edges(keys=True)
+        if key == "dependsOn" and u[:2] in _EDGE_KINDS
+    }
 
 
 def _helm_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
