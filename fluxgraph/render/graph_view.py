@@ -252,11 +252,14 @@ def _select(model: ClusterModel, focus: list[str], depth: int | None, substituti
             up[dependent].add(dependency)
             down[dependency].add(dependent)
 
+    # parent links and dependsOn, read from the model's graph (``ClusterModel.graph``)
+    for u, v, key in model.graph.edges(keys=True):
+        if u.startswith("ks:") and v.startswith("ks:"):
+            if key == "applies":
+                link(u[3:], v[3:])
+            elif key == "dependsOn":
+                link(v[3:], u[3:])
     for ks in ks_map.values():
-        if ks.parent:
-            link(ks.parent, ks.id)
-        for dep in ks.spec.depends_on:
-            link(str(dep), ks.id)
         if substitution and ks.spec.post_build is not None:
             for sf in ks.spec.post_build.substitute_from:
                 for p in _producers(model, sf.kind, ks.spec.namespace, sf.name, ks.home):
