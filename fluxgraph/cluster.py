@@ -443,12 +443,13 @@ class ClusterWalker:
                     f"spec.path {spec.path!r} of Kustomization {spec.id} climbs above the source root; Flux clamps it to {build_dir or '.'!r}",
                     spec.location,
                     kustomization=spec.id,
+                    subject=f"{spec.id}:spec.path",
                 )
             )
         if build_dir is None:
             node.status = "missing-path"
             node.problems.append(
-                Problem("missing-path", f"spec.path {spec.path!r} of {spec.id} is outside what {src.id} copies", spec.location, kustomization=spec.id)
+                Problem("missing-path", f"spec.path {spec.path!r} of {spec.id} is outside what {src.id} copies", spec.location, kustomization=spec.id, subject=f"{spec.id}:spec.path")
             )
             return
         node.build_dir = build_dir
@@ -462,6 +463,7 @@ class ClusterWalker:
                     f"spec.path {spec.path!r} of Kustomization {spec.id} {what} in {src.id} (kustomization path not found)",
                     spec.location,
                     kustomization=spec.id,
+                    subject=f"{spec.id}:spec.path",
                 )
             )
             return
@@ -503,6 +505,7 @@ class ClusterWalker:
                     f"spec.components[{i}] of Kustomization {node.spec.id}: {why}; kustomize refuses it and the build fails",
                     self._spec_position(node, ("spec", "components", i)),
                     kustomization=node.spec.id,
+                    subject=f"{node.spec.id}:spec.components[{i}]",
                 )
             )
         return escaped
@@ -807,6 +810,7 @@ class ClusterWalker:
                         f"Kustomization {ks.id} references {ks.spec.source_ref.id}, which nothing in the cluster declares",
                         ks.declared_at or ks.spec.location,
                         kustomization=ks.id,
+                        subject=f"{ks.id}:sourceRef",
                     )
                 )
 
@@ -814,7 +818,7 @@ class ClusterWalker:
 def _with_ks(p: Problem, ks_id: str) -> Problem:
     if p.kustomization == ks_id:
         return p
-    return Problem(p.code, p.message, p.location, p.not_evaluated, ks_id, p.related)
+    return Problem(p.code, p.message, p.location, p.not_evaluated, ks_id, p.related, p.subject)
 
 
 def _object_values(kind: str, data: dict[str, Any]) -> dict[str, Any]:

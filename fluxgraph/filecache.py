@@ -59,11 +59,11 @@ class FileCache:
         try:
             data = self.read_bytes(rel)
         except PathEscape as e:
-            problems.append(Problem("path-escape", str(e), Location(rel)))
+            problems.append(Problem("path-escape", str(e), Location(rel), subject="read"))
         except FileTooLarge as e:
-            problems.append(Problem("input-limit", str(e), Location(rel)))
+            problems.append(Problem("input-limit", str(e), Location(rel), subject="read"))
         except OSError as e:
-            problems.append(Problem("missing-file", f"cannot read {rel}: {e.strerror or e}", Location(rel)))
+            problems.append(Problem("missing-file", f"cannot read {rel}: {e.strerror or e}", Location(rel), subject="read"))
         else:
             key = (rel, data)
             res = self._memo.get(key) if self._memo is not None else None
@@ -73,6 +73,7 @@ class FileCache:
                     self._memo[key] = res
             docs = res.documents
             for err in res.errors:
-                problems.append(Problem(err.code, err.message, Location(rel, err.line, err.column)))
+                # one parse error per file: the parser stops at the first
+                problems.append(Problem(err.code, err.message, Location(rel, err.line, err.column), subject="parse"))
         self._docs[rel] = (docs, problems)
         return docs, problems

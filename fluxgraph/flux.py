@@ -183,7 +183,9 @@ class FluxHelmRelease:
 
 
 def _problem(res: Resource, path: tuple[Any, ...], msg: str, code: str = "invalid-field") -> Problem:
-    return Problem(code, msg, res.position(path))
+    """A problem with the field at ``path`` of the Flux object ``res``: its subject is the
+    object and the field."""
+    return Problem(code, msg, res.position(path), subject=f"{res.kind}/{res.namespace}/{res.name}:{'.'.join(map(str, path))}")
 
 
 def _str_field(res: Resource, spec: dict[str, Any], key: str, problems: list[Problem], default: str | None = None) -> str | None:

@@ -77,6 +77,9 @@ class Problem:
     not_evaluated: bool = False
     kustomization: str | None = None
     related: tuple[Location, ...] = field(default=())
+    # what the problem is about, stable when the message is reworded: the fingerprint of the
+    # finding that reports it (with the code and the file) comes from it
+    subject: str = ""
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.location, self.code, self.message)

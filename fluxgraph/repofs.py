@@ -108,7 +108,7 @@ class RepoFS:
     def _note(self, code: str, message: str, rel: str, *, not_evaluated: bool = False) -> None:
         if (code, rel) not in self._problem_keys and len(self._problem_keys) < 1000:
             self._problem_keys.add((code, rel))
-            self.problems.append(Problem(code, message, Location(rel or "."), not_evaluated=not_evaluated))
+            self.problems.append(Problem(code, message, Location(rel or "."), not_evaluated=not_evaluated, subject=rel or "."))
 
     # -- the operating system: the only methods that touch it (TreeFS serves a git tree) --
     def _resolve_root(self, root: str | os.PathLike[str]) -> Path:

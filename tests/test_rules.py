@@ -48,3 +48,25 @@ def test_bad_fixture_fires(rule):
 def test_good_fixture_is_silent(rule):
     report = _findings(rule, "good")
     assert [(f.rule, str(f.location), f.message) for f in report.findings] == []
+
+
+def test_every_recorded_problem_names_its_subject():
+    """A build, read or parse problem becomes a finding whose fingerprint comes from its code and
+    subject (``checks.problem_subject``), never from its message (issue 22): every problem the
+    model records on the fixtures, not-evaluated ones aside, names one."""
+    from fluxgraph.api import load
+    from fluxgraph.model import FluxgraphError
+
+    from .conftest import FIXTURES
+
+    missing = []
+    for repo in sorted(p for p in [*FIXTURES.glob("*/*"), *(FIXTURES / "repos").glob("*")] if p.is_dir()):
+        try:
+            model = load(repo)
+        except FluxgraphError:
+            continue
+        problems = list(model.problems)
+        for c in model.clusters:
+            problems += [*c.problems, *(p for ks in c.kustomizations.values() for p in ks.problems)]
+        missing += [(str(repo.relative_to(FIXTURES)), p.code, p.message) for p in problems if not p.not_evaluated and not p.subject]
+    assert missing == []

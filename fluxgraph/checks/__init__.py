@@ -82,6 +82,14 @@ class CheckContext(_Findings):
             yield from ks.problems
 
 
+def problem_subject(p: Problem) -> str:
+    """The subject of the finding that reports problem ``p``: its code and what it is about
+    (``Problem.subject``), so that rewording the message keeps its fingerprint; the message only
+    for a problem that names no subject (tests/test_rules.py checks that none reaches a
+    finding)."""
+    return f"{p.code}|{p.subject}" if p.subject else p.message
+
+
 def problem_check(codes: frozenset[str]) -> CheckFn:
     """A check that reports the model's recorded problems with the given codes."""
 
@@ -92,7 +100,7 @@ def problem_check(codes: frozenset[str]) -> CheckFn:
             if p.not_evaluated:
                 continue
             if p.code in codes:
-                yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=p.message)
+                yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=problem_subject(p))
 
     return check
 

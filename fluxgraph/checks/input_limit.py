@@ -7,7 +7,7 @@ recognised by their message (``yamlio.is_limit_message``) and reported here.
 
 from collections.abc import Iterator
 
-from fluxgraph.checks import CheckContext
+from fluxgraph.checks import CheckContext, problem_subject
 from fluxgraph.findings import RawFinding
 from fluxgraph.yamlio import is_limit_message
 
@@ -20,4 +20,4 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         if p.not_evaluated:
             continue
         if p.code == "input-limit" or (p.code == "yaml-syntax" and is_limit_message(p.message)):
-            yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=p.message)
+            yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=problem_subject(p))

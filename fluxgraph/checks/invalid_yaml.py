@@ -6,7 +6,7 @@ A YAML error that is a safety limit (nesting depth, alias expansion) is reported
 
 from collections.abc import Iterator
 
-from fluxgraph.checks import CheckContext
+from fluxgraph.checks import CheckContext, problem_subject
 from fluxgraph.findings import RawFinding
 from fluxgraph.yamlio import is_limit_message
 
@@ -18,4 +18,4 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
     for p in ctx.problems():
         if p.not_evaluated or p.code != "yaml-syntax" or is_limit_message(p.message):
             continue
-        yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=p.message)
+        yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=problem_subject(p))

@@ -201,6 +201,7 @@ class Builder:
                     "missing-kustomization",
                     f"directory {d or '.'} has no kustomization.yaml, kustomization.yml or Kustomization",
                     Location(d or ".", 1, 1),
+                    subject="no-kustomization-file",
                 )
             )
         return (d + "/" if d else "") + "<generated>", {"resources": self._generated_resources(d, ctx)}
@@ -213,10 +214,10 @@ class Builder:
         if not docs:
             return {}
         if len(docs) > 1:
-            raise _Fail(Problem("kustomize-build", f"{kfile} holds more than one document", Location(kfile, docs[1].line)))
+            raise _Fail(Problem("kustomize-build", f"{kfile} holds more than one document", Location(kfile, docs[1].line), subject="documents"))
         data = docs[0].data
         if not isinstance(data, dict):
-            raise _Fail(Problem("kustomize-build", f"{kfile} is not a mapping", Location(kfile, docs[0].line)))
+            raise _Fail(Problem("kustomize-build", f"{kfile} is not a mapping", Location(kfile, docs[0].line), subject="not-a-mapping"))
         return data
 
     def _generated_resources(self, d: str, ctx: _Ctx) -> list[str]:
@@ -224,7 +225,7 @@ class Builder:
         kustomization file are one unit. Each file must decode as Kubernetes objects."""
         out: list[str] = []
         if not self.cache.is_dir(d):
-            raise _Fail(Problem("missing-path", f"directory {d or '.'} does not exist", Location(d or ".")))
+            raise _Fail(Problem("missing-path", f"directory {d or '.'} does not exist", Location(d or "."), subject=f"directory:{d or '.'}"))
         # lexical pre-order with an explicit stack of listings, as Go's filepath.Walk; like
         # Walk (which lstats), a symlinked directory is not descended into
         stack: list[tuple[str, Iterator[str]]] = [(d, iter(self.cache.fs.listdir(d)))]
@@ -246,7 +247,7 @@ class Builder:
                 out.append(posixpath.relpath(child, d or "."))
             elif self.cache.visible(child, False) and self.cache.fs.escapes(child):
                 ctx.problems.append(
-                    Problem("path-escape", f"{child} is a symlink that leaves the repository root; not read", Location(child))
+                    Problem("path-escape", f"{child} is a symlink that leaves the repository root; not read", Location(child), subject=f"symlink:{child}")
                 )
         return out
 
@@ -263,9 +264,9 @@ class Builder:
     ) -> list[Resource]:
         if d in ctx.stack:
             cycle = " -> ".join([*ctx.stack[ctx.stack.index(d) :], d])
-            raise _Fail(Problem("resource-cycle", f"kustomize resource cycle: {cycle}", Location(kfile)))
+            raise _Fail(Problem("resource-cycle", f"kustomize resource cycle: {cycle}", Location(kfile), subject=f"cycle:{cycle}"))
         if len(ctx.stack) > MAX_BUILD_DEPTH:
-            raise _Fail(Problem("input-limit", f"kustomization nesting deeper than {MAX_BUILD_DEPTH}", Location(kfile)))
+            raise _Fail(Problem("input-limit", f"kustomization nesting deeper than {MAX_BUILD_DEPTH}", Location(kfile), subject="nesting"))
         ctx.stack.append(d)
         try:
             return self._build_inner(d, kfile, k, ctx, is_component=is_component, acc=acc)
@@ -291,9 +292,9 @@ class Builder:
     ) -> list[Resource]:
         kind = k.get("kind")
         if is_component and kind != "Component":
-            raise _Fail(Problem("kustomize-build", f"{kfile} is used as a component but its kind is {kind or 'Kustomization'}", self._loc(kfile, k)))
+            raise _Fail(Problem("kustomize-build", f"{kfile} is used as a component but its kind is {kind or 'Kustomization'}", self._loc(kfile, k), subject="component-kind"))
         if not is_component and kind == "Component":
-            raise _Fail(Problem("kustomize-build", f"{kfile} is a Component and cannot be used as a resource", self._loc(kfile, k)))
+            raise _Fail(Problem("kustomize-build", f"{kfile} is a Component and cannot be used as a resource", self._loc(kfile, k), subject="component-as-resource"))
         resources: list[Resource] = acc if acc is not None else []
 
         for key in ("helmCharts", "helmChartInflationGenerator", "generators", "validators"):
@@ -313,20 +314,20 @@ class Builder:
         for key in ("bases", "resources"):
             entries = k.get(key) or []
             if not isinstance(entries, list):
-                raise _Fail(Problem("kustomize-build", f"{key} in {kfile} must be a list", self._loc(kfile, k, key)))
+                raise _Fail(Problem("kustomize-build", f"{key} in {kfile} must be a list", self._loc(kfile, k, key), subject=f"{key}:not-a-list"))
             for i, entry in enumerate(entries):
                 if not isinstance(entry, str):
-                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile} must be a string", self._loc(kfile, k, key, i)))
+                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile} must be a string", self._loc(kfile, k, key, i), subject=f"{key}[{i}]:not-a-string"))
                 for r in self._accumulate_entry(d, kfile, k, key, i, entry, ctx):
                     self._add(resources, ids, r, kfile, k, key, i)
 
         # 2. components
         comps = k.get("components") or []
         if not isinstance(comps, list):
-            raise _Fail(Problem("kustomize-build", f"components in {kfile} must be a list", self._loc(kfile, k, "components")))
+            raise _Fail(Problem("kustomize-build", f"components in {kfile} must be a list", self._loc(kfile, k, "components"), subject="components:not-a-list"))
         for i, entry in enumerate(comps):
             if not isinstance(entry, str):
-                raise _Fail(Problem("kustomize-build", f"components[{i}] must be a string", self._loc(kfile, k, "components", i)))
+                raise _Fail(Problem("kustomize-build", f"components[{i}] must be a string", self._loc(kfile, k, "components", i), subject=f"components[{i}]:not-a-string"))
             if is_remote(entry):
                 self._remote(kfile, k, "components", i, entry, ctx)
                 continue
@@ -334,7 +335,7 @@ class Builder:
             ckfile = find_kustomization_file(self.cache, cdir)
             if ckfile is None:
                 raise _Fail(
-                    Problem("missing-file", f"component {entry!r} of {kfile} has no kustomization file", self._loc(kfile, k, "components", i))
+                    Problem("missing-file", f"component {entry!r} of {kfile} has no kustomization file", self._loc(kfile, k, "components", i), subject=f"components[{i}]:{entry}")
                 )
             ck = self._load_kustomization(ckfile, ctx)
             before = {id(r) for r in resources}
@@ -350,7 +351,7 @@ class Builder:
         # 3. configurations (nameReference specs) are collected for the back-reference fix
         cfgs = k.get("configurations") or []
         if not isinstance(cfgs, list):
-            raise _Fail(Problem("kustomize-build", f"configurations in {kfile} must be a list", self._loc(kfile, k, "configurations")))
+            raise _Fail(Problem("kustomize-build", f"configurations in {kfile} must be a list", self._loc(kfile, k, "configurations"), subject="configurations:not-a-list"))
         for i, cfg in enumerate(cfgs):
             if isinstance(cfg, str):
                 cpath = self._join(d, cfg, kfile, k, "configurations", i)
@@ -363,7 +364,7 @@ class Builder:
                         try:
                             ctx.name_ref_config.extend(namereference.parse_name_reference_config(doc.data))
                         except KustomizeError as e:
-                            raise _Fail(Problem("kustomize-build", f"{cpath}: {e}", Location(cpath, doc.line))) from None
+                            raise _Fail(Problem("kustomize-build", f"{cpath}: {e}", Location(cpath, doc.line), subject="configurations")) from None
 
         # 4. generators
         self._run_generators(d, kfile, k, resources, ctx)
@@ -383,16 +384,16 @@ class Builder:
         plugins); any other configuration is not evaluated."""
         entries = k.get("transformers")
         if not isinstance(entries, list):
-            raise _Fail(Problem("kustomize-build", f"transformers in {kfile} must be a list", self._loc(kfile, k, "transformers")))
+            raise _Fail(Problem("kustomize-build", f"transformers in {kfile} must be a list", self._loc(kfile, k, "transformers"), subject="transformers:not-a-list"))
         for i, entry in enumerate(entries):
             loc = self._loc(kfile, k, "transformers", i)
             if not isinstance(entry, str):
-                raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile} must be a string", loc))
+                raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile} must be a string", loc, subject=f"transformers[{i}]:not-a-string"))
             if "\n" in entry:
                 try:
                     configs = [x for x in self._load_text(entry) if x is not None]
                 except Exception as e:  # noqa: BLE001 - any parse error is a build error
-                    raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile}: {e}", loc)) from None
+                    raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile}: {e}", loc, subject=f"transformers[{i}]")) from None
             else:
                 configs = [r.data for r in self._accumulate_entry(d, kfile, k, "transformers", i, entry, ctx)]
             for cfg in configs:
@@ -413,16 +414,16 @@ class Builder:
                 try:
                     fn(resources, cfg)
                 except KustomizeError as e:
-                    raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile}: {e}", loc)) from None
+                    raise _Fail(Problem("kustomize-build", f"transformers[{i}] in {kfile}: {e}", loc, subject=f"transformers[{i}]")) from None
 
     def _join(self, d: str, entry: str, kfile: str, k: dict[str, Any], key: str, i: int) -> str:
         try:
             p = join(d, entry)
         except PathEscape as e:
-            raise _Fail(Problem("path-escape", f"{key}[{i}] in {kfile}: {e}; not read", self._loc(kfile, k, key, i))) from None
+            raise _Fail(Problem("path-escape", f"{key}[{i}] in {kfile}: {e}; not read", self._loc(kfile, k, key, i), subject=f"{key}[{i}]:escape")) from None
         if self.cache.fs.escapes(p):
             raise _Fail(
-                Problem("path-escape", f"{key}[{i}] in {kfile}: {entry!r} is a symlink that leaves the repository root; not read", self._loc(kfile, k, key, i))
+                Problem("path-escape", f"{key}[{i}] in {kfile}: {entry!r} is a symlink that leaves the repository root; not read", self._loc(kfile, k, key, i), subject=f"{key}[{i}]:symlink")
             )
         return p
 
@@ -448,12 +449,13 @@ class Builder:
             sub_kfile = find_kustomization_file(self.cache, p)
             if sub_kfile is None:
                 if kfile.endswith("<generated>"):
-                    raise _Fail(Problem("kustomize-build", f"{p} has no kustomization file", Location(p)))
+                    raise _Fail(Problem("kustomize-build", f"{p} has no kustomization file", Location(p), subject="no-kustomization-file"))
                 raise _Fail(
                     Problem(
                         "missing-kustomization",
                         f"{key}[{i}] {entry!r} in {kfile} is a directory without a kustomization file",
                         self._loc(kfile, k, key, i),
+                        subject=f"{key}[{i}]:no-kustomization-file",
                     )
                 )
             sub = self._load_kustomization(sub_kfile, ctx)
@@ -464,12 +466,13 @@ class Builder:
         if self.cache.is_file(p):
             return self._read_resource_file(p, ctx, strict=not kfile.endswith("<generated>"), kfile=kfile, kloc=self._loc(kfile, k, key, i))
         if self.cache.fs.exists(p):
-            raise _Fail(Problem("missing-file", f"{key}[{i}] {entry!r} in {kfile} is not a regular file", self._loc(kfile, k, key, i)))
+            raise _Fail(Problem("missing-file", f"{key}[{i}] {entry!r} in {kfile} is not a regular file", self._loc(kfile, k, key, i), subject=f"{key}[{i}]:not-a-file"))
         raise _Fail(
             Problem(
                 "missing-file",
                 f"{key}[{i}] {entry!r} in {kfile} does not exist",
                 self._loc(kfile, k, key, i),
+                subject=f"{key}[{i}]:missing",
             )
         )
 
@@ -489,6 +492,7 @@ class Builder:
                         "not-kubernetes-object",
                         f"document {doc.index + 1} of {p} is a {type(data).__name__}, not a Kubernetes object",
                         Location(p, doc.line),
+                        subject=f"document-{doc.index}:not-an-object",
                     )
                 )
             kind = data.get("kind")
@@ -501,6 +505,7 @@ class Builder:
                         "kustomize-build",
                         f"{p} is a kustomize {kind} and cannot be listed as a resource file (list its directory)",
                         Location(p, doc.line),
+                        subject=f"document-{doc.index}:kustomize-{kind}",
                     )
                 )
             if not isinstance(kind, str) or not kind or not isinstance(data.get("apiVersion"), str):
@@ -510,6 +515,7 @@ class Builder:
                         "not-kubernetes-object",
                         f"document {doc.index + 1} of {p} has no {missing}: not a Kubernetes object",
                         Location(p, doc.line),
+                        subject=f"document-{doc.index}:no-{missing}",
                     )
                 )
             if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
@@ -517,7 +523,7 @@ class Builder:
                     if isinstance(item, dict):
                         out.append(Resource(copy_data(item), Origin(p, doc.line, doc.index, (), home=kfile), None))
                     else:
-                        raise _Fail(Problem("not-kubernetes-object", f"items[{j}] of {p} is not an object", Location(p, doc.line)))
+                        raise _Fail(Problem("not-kubernetes-object", f"items[{j}] of {p} is not an object", Location(p, doc.line), subject=f"items[{j}]"))
                 continue
             md = data.get("metadata")
             if not isinstance(md, dict) or not md.get("name"):
@@ -527,6 +533,7 @@ class Builder:
                             "not-kubernetes-object",
                             f"{kind} in document {doc.index + 1} of {p} has no metadata.name",
                             Location(p, doc.line),
+                            subject=f"document-{doc.index}:no-name",
                         )
                     )
             # documents are shared through the file cache; transformers mutate, so copy
@@ -552,6 +559,7 @@ class Builder:
                         f"may not add resource with an already registered id: {r.ref} "
                         f"(from {r.origin.file}:{r.origin.line} and {other.origin.file}:{other.origin.line})",
                         self._loc(kfile, k, key, i),
+                        subject=f"{key}[{i}]:duplicate:{r.ref}",
                         related=(other.origin.location,),
                     )
                 )
@@ -577,25 +585,25 @@ class Builder:
         for key, fn in (("configMapGenerator", generators.configmap_from_args), ("secretGenerator", generators.secret_from_args)):
             entries = k.get(key) or []
             if not isinstance(entries, list):
-                raise _Fail(Problem("kustomize-build", f"{key} in {kfile} must be a list", self._loc(kfile, k, key)))
+                raise _Fail(Problem("kustomize-build", f"{key} in {kfile} must be a list", self._loc(kfile, k, key), subject=f"{key}:not-a-list"))
             for i, args in enumerate(entries):
                 loc = self._loc(kfile, k, key, i)
                 if not isinstance(args, dict):
-                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile} must be a mapping", loc))
+                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile} must be a mapping", loc, subject=f"{key}[{i}]:not-a-mapping"))
                 ns = args.get("namespace") if isinstance(args.get("namespace"), str) else None
                 remote: list[tuple[str, str]] = []
                 try:
                     obj = fn(args, ns, read, opts, remote)
                 except PathEscape as e:
-                    raise _Fail(Problem("path-escape", f"{key}[{i}] in {kfile}: {e}; not read", loc)) from None
+                    raise _Fail(Problem("path-escape", f"{key}[{i}] in {kfile}: {e}; not read", loc, subject=f"{key}[{i}]:escape")) from None
                 except KustomizeError as e:
                     code = "missing-file" if "cannot read" in str(e) else "kustomize-build"
-                    raise _Fail(Problem(code, f"{key}[{i}] in {kfile}: {e}", loc)) from None
+                    raise _Fail(Problem(code, f"{key}[{i}] in {kfile}: {e}", loc, subject=f"{key}[{i}]")) from None
                 try:
                     behavior = generators.generator_behavior(args)
                     wants_hash = generators.needs_hash(args, opts)
                 except KustomizeError as e:
-                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile}: {e}", loc)) from None
+                    raise _Fail(Problem("kustomize-build", f"{key}[{i}] in {kfile}: {e}", loc, subject=f"{key}[{i}]")) from None
                 for data_key, url in remote:
                     made = f"{obj['kind']} {obj['metadata']['name']}"
                     what = f"the keys and values of {made} are" if not data_key else f"the value of key {data_key} of {made} is"
@@ -619,16 +627,16 @@ class Builder:
         idx = next((n for n, o in enumerate(resources) if o.id_key() == rid or _same_generated(o, r)), None)
         if r.behavior == "create":
             if idx is not None:
-                raise _Fail(Problem("kustomize-build", f"{r.ref} generated by {kfile} already exists (behavior: create)", loc))
+                raise _Fail(Problem("kustomize-build", f"{r.ref} generated by {kfile} already exists (behavior: create)", loc, subject=f"{r.ref}:exists"))
             resources.append(r)
             return
         if idx is None:
-            raise _Fail(Problem("kustomize-build", f"{r.ref} to {r.behavior} in {kfile} does not exist", loc))
+            raise _Fail(Problem("kustomize-build", f"{r.ref} to {r.behavior} in {kfile} does not exist", loc, subject=f"{r.ref}:{r.behavior}:missing"))
         old = resources[idx]
         try:
             merged = generators.merge_generated(old.data, r.data, r.behavior)
         except KustomizeError as e:
-            raise _Fail(Problem("kustomize-build", f"{r.behavior} {r.ref} in {kfile}: {e}", loc)) from None
+            raise _Fail(Problem("kustomize-build", f"{r.behavior} {r.ref} in {kfile}: {e}", loc, subject=f"{r.ref}:{r.behavior}")) from None
         # kustomize: the result gets a hash suffix only if both entries wanted one
         new = Resource(merged, old.origin, old.doc, needs_hash=old.needs_hash and r.needs_hash)
         new.prev_names = old.prev_names
@@ -645,7 +653,7 @@ class Builder:
         for i, p in enumerate(as_list(k.get("patches"))):
             loc = self._loc(kfile, k, "patches", i)
             if not isinstance(p, dict):
-                raise _Fail(Problem("kustomize-build", f"patches[{i}] in {kfile} must be a mapping", loc))
+                raise _Fail(Problem("kustomize-build", f"patches[{i}] in {kfile} must be a mapping", loc, subject=f"patches[{i}]:not-a-mapping"))
             self._apply_patch_entry(d, p, resources, loc, ctx)
         # namespace
         ns = k.get("namespace")
@@ -671,7 +679,7 @@ class Builder:
         for i, p in enumerate(as_list(k.get("patchesJson6902"))):
             loc = self._loc(kfile, k, "patchesJson6902", i)
             if not isinstance(p, dict) or not isinstance(p.get("target"), dict):
-                raise _Fail(Problem("kustomize-build", f"patchesJson6902[{i}] needs a target", loc))
+                raise _Fail(Problem("kustomize-build", f"patchesJson6902[{i}] needs a target", loc, subject=f"patchesJson6902[{i}]:no-target"))
             ops: Any = p.get("patch")
             if ops is None and isinstance(p.get("path"), str):
                 ops = self._read_text(d, p["path"], loc, ctx)
@@ -693,6 +701,7 @@ class Builder:
                             "kustomize-build",
                             f"replicas in {kfile}: resource with name {name} does not match a config with the following GVK [{gvks}]",
                             self._loc(kfile, k, "replicas", i),
+                            subject=f"replicas[{i}]:no-match",
                         )
                     )
                 for r in matched:
@@ -716,13 +725,13 @@ class Builder:
                         for doc in self._load_text(text):
                             expanded.extend(doc if isinstance(doc, list) else [doc])
                     except Exception as e:  # noqa: BLE001 - any parse error is a build error
-                        raise _Fail(Problem("kustomize-build", f"replacements file {rep['path']}: {e}", loc)) from None
+                        raise _Fail(Problem("kustomize-build", f"replacements file {rep['path']}: {e}", loc, subject=f"replacements:{rep['path']}")) from None
                 else:
                     expanded.append(rep)
             try:
                 apply_replacements([r.data for r in resources], expanded, [r.prev_names for r in resources])
             except KustomizeError as e:
-                raise _Fail(Problem("kustomize-build", f"replacements in {kfile}: {e}", self._loc(kfile, k, "replacements"))) from None
+                raise _Fail(Problem("kustomize-build", f"replacements in {kfile}: {e}", self._loc(kfile, k, "replacements"), subject="replacements")) from None
 
     def _load_text(self, text: str) -> list[Any]:
         """``load_text`` (raises on invalid YAML), parsed once per text: a parent's inline
@@ -739,55 +748,55 @@ class Builder:
         try:
             p = join(d, rel)
         except PathEscape as e:
-            raise _Fail(Problem("path-escape", f"{e}; not read", loc)) from None
+            raise _Fail(Problem("path-escape", f"{e}; not read", loc, subject=f"patch-file:{rel}:escape")) from None
         if self.cache.fs.escapes(p):
-            raise _Fail(Problem("path-escape", f"{rel!r} is a symlink that leaves the repository root; not read", loc))
+            raise _Fail(Problem("path-escape", f"{rel!r} is a symlink that leaves the repository root; not read", loc, subject=f"patch-file:{rel}:symlink"))
         ctx.files.add(p)
         try:
             return self.cache.read_bytes(p).decode("utf-8", "replace")
         except (OSError, FileTooLarge) as e:
-            raise _Fail(Problem("missing-file", f"patch file {rel!r} cannot be read: {getattr(e, 'strerror', None) or e}", loc)) from None
+            raise _Fail(Problem("missing-file", f"patch file {rel!r} cannot be read: {getattr(e, 'strerror', None) or e}", loc, subject=f"patch-file:{rel}")) from None
 
     def _patch_documents(self, d: str, p: Any, loc: Location, ctx: _Ctx) -> list[Any]:
         """A patchesStrategicMerge entry is a file path or an inline YAML string/mapping."""
         if isinstance(p, dict):
             return [p]
         if not isinstance(p, str):
-            raise _Fail(Problem("kustomize-build", "patch must be a path or inline YAML", loc))
+            raise _Fail(Problem("kustomize-build", "patch must be a path or inline YAML", loc, subject="patch:not-a-path-or-yaml"))
         text = p
         if "\n" not in p and not p.lstrip().startswith(("{", "apiVersion")):
             text = self._read_text(d, p, loc, ctx)
         try:
             return [x for x in self._load_text(text) if x is not None]
         except Exception as e:  # noqa: BLE001
-            raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc)) from None
+            raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc, subject="patch:invalid")) from None
 
     def _apply_patch_entry(self, d: str, p: dict[str, Any], resources: list[Resource], loc: Location, ctx: _Ctx) -> None:
         body: Any = p.get("patch")
         if body is None and isinstance(p.get("path"), str):
             body = self._read_text(d, p["path"], loc, ctx)
         if body is None:
-            raise _Fail(Problem("kustomize-build", "patch has neither patch nor path", loc))
+            raise _Fail(Problem("kustomize-build", "patch has neither patch nor path", loc, subject="patch:empty"))
         target = p.get("target")
         try:
             docs = self._load_text(body) if isinstance(body, str) else [body]
         except Exception as e:  # noqa: BLE001
-            raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc)) from None
+            raise _Fail(Problem("kustomize-build", f"invalid patch: {e}", loc, subject="patch:invalid")) from None
         docs = [x for x in docs if x is not None]
         is_json = len(docs) == 1 and isinstance(docs[0], list)
         if is_json:
             if not isinstance(target, dict):
-                raise _Fail(Problem("kustomize-build", "a JSON 6902 patch needs a target", loc))
+                raise _Fail(Problem("kustomize-build", "a JSON 6902 patch needs a target", loc, subject="patch:no-target"))
             self._apply_json_to_targets(resources, docs[0], target, loc)
             return
         for doc in docs:
             if not isinstance(doc, dict):
-                raise _Fail(Problem("kustomize-build", "patch is neither a strategic merge patch nor a JSON 6902 list", loc))
+                raise _Fail(Problem("kustomize-build", "patch is neither a strategic merge patch nor a JSON 6902 list", loc, subject="patch:unknown-kind"))
             if isinstance(target, dict):
                 try:
                     matched = [r for r in resources if selector.matches(r.data, target)]
                 except KustomizeError as e:
-                    raise _Fail(Problem("kustomize-build", f"patch target: {e}", loc)) from None
+                    raise _Fail(Problem("kustomize-build", f"patch target: {e}", loc, subject="patch:target")) from None
                 for r in matched:
                     self._smp_one(resources, r, doc, loc, keep_identity=True)
             else:
@@ -806,9 +815,9 @@ class Builder:
             and (not patch.get("apiVersion") or r.group == _group_of(patch.get("apiVersion")))
         ]
         if not matched:
-            raise _Fail(Problem("kustomize-build", f"patch target {kind}/{name} not found", loc))
+            raise _Fail(Problem("kustomize-build", f"patch target {kind}/{name} not found", loc, subject=f"target:{kind}/{name}:missing"))
         if len(matched) > 1:
-            raise _Fail(Problem("kustomize-build", f"patch target {kind}/{name} matches {len(matched)} resources", loc))
+            raise _Fail(Problem("kustomize-build", f"patch target {kind}/{name} matches {len(matched)} resources", loc, subject=f"target:{kind}/{name}:ambiguous"))
         self._smp_one(resources, matched[0], patch, loc, keep_identity=False)
 
     def _smp_one(self, resources: list[Resource], r: Resource, patch: dict[str, Any], loc: Location, *, keep_identity: bool) -> None:
@@ -823,7 +832,7 @@ class Builder:
         try:
             out = smp.apply_smp(r.data, patch)
         except KustomizeError as e:
-            raise _Fail(Problem("kustomize-build", f"patch {r.ref}: {e}", loc)) from None
+            raise _Fail(Problem("kustomize-build", f"patch {r.ref}: {e}", loc, subject=f"smp:{r.ref}")) from None
         if out is None:
             resources.remove(r)
             return
@@ -835,7 +844,7 @@ class Builder:
             for r in matched:
                 r.data = json6902.apply_json6902(r.data, ops)
         except KustomizeError as e:
-            raise _Fail(Problem("kustomize-build", f"JSON 6902 patch: {e}", loc)) from None
+            raise _Fail(Problem("kustomize-build", f"JSON 6902 patch: {e}", loc, subject="json6902")) from None
 
     # -- top-level finish -------------------------------------------------------------
     def _finish(self, resources: list[Resource], ctx: _Ctx) -> list[Resource]:
@@ -846,7 +855,7 @@ class Builder:
                 try:
                     r.data = generators.apply_hash_suffix(r.data)
                 except KustomizeError as e:
-                    ctx.problems.append(Problem("kustomize-build", f"hashing {r.ref}: {e}", r.origin.location))
+                    ctx.problems.append(Problem("kustomize-build", f"hashing {r.ref}: {e}", r.origin.location, subject=f"hash:{r.ref}"))
                     continue
                 if r.name != old:
                     r.prev_names.append((r.kind, r.namespace, old))
@@ -860,7 +869,7 @@ class Builder:
             try:
                 datas = namereference.rewrite_references([r.data for r in resources], renames, extra=ctx.name_ref_config)
             except KustomizeError as e:
-                ctx.problems.append(Problem("kustomize-build", f"name references: {e}", resources[0].origin.location))
+                ctx.problems.append(Problem("kustomize-build", f"name references: {e}", resources[0].origin.location, subject="name-references"))
             else:
                 for r, dd in zip(resources, datas, strict=True):
                     r.data = dd
