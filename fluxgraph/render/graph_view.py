@@ -502,14 +502,15 @@ def _cluster_view(
 
     for k in ks_ids:
         b.ks(k)
+    g = model.graph  # parent links and dependsOn, as the checks read them
     for k in ks_ids:
         ks = model.kustomizations[k]
         node = b.ks(k)
         if ks.parent and ks.parent in selected:
             b.edge(b.ks(ks.parent), node, "applies")
-        for dep in ks.spec.depends_on:
-            d = str(dep)
-            if d in selected or d not in model.kustomizations:
+        for _, dn, key in g.out_edges(f"ks:{k}", keys=True):
+            d = dn[3:]
+            if key == "dependsOn" and dn.startswith("ks:") and (d in selected or d not in model.kustomizations):
                 b.edge(b.ks(d), node, "dependsOn")
         sref = ks.spec.source_ref
         if sref is not None and options.sources != "none":
