@@ -180,14 +180,9 @@ class ClusterModel:
     scopes: ScopeTable = field(default_factory=ScopeTable, repr=False)  # scope of (group, kind)
     flux: FluxRelease = field(default_factory=FluxRelease)  # the Flux the cluster runs (fluxgraph.fluxrelease)
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)  # built on first use
-    # fluxgraph.ordering.revision_ordered_after's answers and edges, built on first use
-    revision_reach: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
-    revision_reach_edges: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
-    # what the checks' shared helpers computed for this model (fluxgraph.checks._memo)
+    # what helpers computed from this model, by helper (fluxgraph.checks._memo,
+    # fluxgraph.ordering's reaches): models are not modified after api.load
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    # fluxgraph.ordering.ordered_after's (dependsOn and parent links)
-    exist_reach: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
-    exist_reach_edges: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
     # admission the cluster installs that may change Flux objects (``fluxgraph.admission``)
     mutators: list[Mutator] = field(default_factory=list)

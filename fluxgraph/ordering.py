@@ -105,21 +105,28 @@ def revision_chain(model: ClusterModel, frm: str, to: str) -> list[str] | None:
 def revision_ordered_after(model: ClusterModel, ks_id: str, other: str) -> bool:
     """Whether ``ks_id`` applies a source revision only after ``other`` has applied that same
     revision: ``revision_chain(model, ks_id, other)`` exists. Answered from the Kustomizations
-    that reach ``other`` over the same edges (one backward walk per ``other``, kept with the
-    model, which is not modified after ``api.load``): asked for every pair of a 10,000-long
+    that reach ``other`` over the same edges (one backward walk per ``other``, kept in
+    ``ClusterModel.memo``, the model not being modified after ``api.load``): asked for every pair of a 10,000-long
     chain, a forward search per question would be quadratic."""
-    reach = model.revision_reach.get(other)
+    hit = model.memo.get("ordering.revision")
+    if hit is None:
+        hit = model.memo["ordering.revision"] = (_revision_preds(model), {})
+    preds: dict[str, list[str]] = hit[0]
+    after: dict[str, frozenset[str]] = hit[1]
+    reach = after.get(other)
     if reach is None:
-        preds: dict[str, list[str]] | None = model.revision_reach_edges
-        if preds is None:
-            preds = {}
-            for k, node in model.kustomizations.items():
-                for d in node.spec.depends_on:
-                    if str(d) in model.kustomizations and waits_for_revision(model, node, d):
-                        preds.setdefault(str(d), []).append(k)
-            model.revision_reach_edges = preds
-        reach = model.revision_reach[other] = _backward_reach(preds, other)
+        reach = after[other] = _backward_reach(preds, other)
     return ks_id in reach
+
+
+def _revision_preds(model: ClusterModel) -> dict[str, list[str]]:
+    """Who waits for whose revision, backwards: dependency -> dependents."""
+    preds: dict[str, list[str]] = {}
+    for k, node in model.kustomizations.items():
+        for d in node.spec.depends_on:
+            if str(d) in model.kustomizations and waits_for_revision(model, node, d):
+                preds.setdefault(str(d), []).append(k)
+    return preds
 
 
 def _backward_reach(preds: dict[str, list[str]], other: str) -> frozenset[str]:
@@ -162,14 +169,16 @@ def happens_before(cluster: ClusterModel, ks_id: str) -> set[str]:
 
 def _reachability(cluster: ClusterModel) -> tuple[dict[str, list[str]], dict[str, frozenset[str]]]:
     """Who links to whom backwards (dependsOn and parent), and the answers found so far (kept
-    with the model, which is not modified after ``api.load``)."""
-    if cluster.exist_reach_edges is None:
+    with the model, ``ClusterModel.memo``, which is not modified after ``api.load``)."""
+    hit = cluster.memo.get("ordering.existence")
+    if hit is None:
         preds: dict[str, list[str]] = {}
         for node in cluster.kustomizations.values():
             for nxt in [f"{d.namespace}/{d.name}" for d in node.spec.depends_on] + ([node.parent] if node.parent else []):
                 preds.setdefault(nxt, []).append(node.id)
-        cluster.exist_reach_edges = preds
-    return cluster.exist_reach_edges, cluster.exist_reach
+        hit = cluster.memo["ordering.existence"] = (preds, {})
+    found: tuple[dict[str, list[str]], dict[str, frozenset[str]]] = hit
+    return found
 
 
 def ordered_after(cluster: ClusterModel, ks_id: str, other: str) -> bool:

@@ -161,13 +161,14 @@ def _store_owners(cluster: ClusterModel) -> dict[tuple[str, str, str, str], set[
     return out
 
 
-def _late(cluster: ClusterModel, ks: KustomizationNode, m: Producer) -> str | None:
-    """Why maker ``m`` can only write once ``ks`` has applied, or None: the Kustomization that
-    applies it is reconciled after ``ks``, or the store it reads is applied only by ``ks`` or
-    by Kustomizations reconciled after it (the controller reports the store missing and
-    writes nothing: external-secrets ``SecretStoreNotReady``)."""
+def _late(cluster: ClusterModel, ks: KustomizationNode, m: Producer) -> tuple[str, tuple[str, str, str] | None] | None:
+    """Why maker ``m`` can only write once ``ks`` has applied, and the store that makes it so
+    (None where it is the maker's own Kustomization), or None: the Kustomization that applies it
+    is reconciled after ``ks``, or the store it reads is applied only by ``ks`` or by
+    Kustomizations reconciled after it (the controller reports the store missing and writes
+    nothing: external-secrets ``SecretStoreNotReady``)."""
     if m.owner != ks.id and ordered_after(cluster, m.owner, ks.id):
-        return f"{m.how} (applied by {m.owner}), and {m.owner} is only reconciled once {ks.id} has applied"
+        return f"{m.how} (applied by {m.owner}), and {m.owner} is only reconciled once {ks.id} has applied", None
     store = store_of(m.obj)
     if store is None:
         return None
@@ -176,10 +177,10 @@ def _late(cluster: ClusterModel, ks: KustomizationNode, m: Producer) -> str | No
         return None  # a store the repository does not apply is not evaluated
     kind, _, name = store
     by = ks.id if owners == {ks.id} else " and ".join(sorted(owners))
-    return (
-        f"{m.how} (applied by {m.owner}) from {kind} {name}, which only {by} applies"
-        + ("" if owners == {ks.id} else f", reconciled once {ks.id} has applied")
+    why = f"{m.how} (applied by {m.owner}) from {kind} {name}, which only {by} applies" + (
+        "" if owners == {ks.id} else f", reconciled once {ks.id} has applied"
     )
+    return why, store
 
 
 def _after_consumer(
@@ -190,18 +191,20 @@ def _after_consumer(
     comes after ``ks``): on a fresh cluster ``ks``'s build fails for want of the object, and
     so never applies what would make it. Advice where the repository's bootstrap creates it."""
     cluster = ctx.cluster
-    why = [_late(cluster, ks, m) for m in makers]
-    if not why or any(w is None for w in why):
+    late = [_late(cluster, ks, m) for m in makers]
+    if not late or any(w is None for w in late):
         return None
     m = makers[0]
-    store = store_of(m.obj) if len(makers) == 1 and " from " in (why[0] or "") else None
+    why, late_store = late[0] or ("", None)
+    store = late_store if len(makers) == 1 else None
     # one finding per maker whose store comes late: every Kustomization it blocks is a member
     cause: dict[str, Any] = (
         {
             "cause": m.obj.location,
             "cause_message": (
-                f"{m.how.replace(' creates it', '')} writes {target.split('/')[0]} {name} from {store[0]} {store[2]}, which only "
-                f"Kustomizations that substitute from that {target.split('/')[0]} (or are reconciled after one) apply: on a "
+                f"{m.obj.ref.kind} {m.obj.ref.namespace or ''}{'/' if m.obj.ref.namespace else ''}{m.obj.ref.name} writes "
+                f"{kind} {name} from {store[0]} {store[2]}, which only "
+                f"Kustomizations that substitute from that {kind} (or are reconciled after one) apply: on a "
                 "fresh cluster none of them builds before it exists, so it is never written"
             ),
             "cause_subject": f"{m.obj.ref.kind}/{m.obj.ref.name}|{store[0]}/{store[2]}|after",
@@ -210,7 +213,7 @@ def _after_consumer(
         else {}
     )
     raw = ctx.finding(
-        f"Kustomization {ks.id} substitutes from {target}, which nothing applies: {why[0]}: on a fresh cluster the "
+        f"Kustomization {ks.id} substitutes from {target}, which nothing applies: {why}: on a fresh cluster the "
         f"build of {ks.id} fails before {target} exists, so nothing that would make it is ever applied",
         loc,
         kustomization=ks.id,
