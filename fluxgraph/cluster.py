@@ -247,9 +247,13 @@ class ClusterModel:
 
 def build_graph(model: ClusterModel) -> nx.MultiDiGraph:
     """Nodes: ``ks:<ns>/<name>``, ``hr:<ns>/<name>``, ``src:<Kind>/<ns>/<name>``,
-    ``obj:<Kind>/<ns>/<name>``. Edges are keyed by their kind (also their ``kind`` attribute):
+    ``obj:<Kind>/<ns>/<name>[@<target>]`` (attribute ``ref``: its ``ObjRef``). Edges are keyed
+    by their kind (also their ``kind`` attribute; substituteFrom and valuesFrom carry ``optional``):
     applies, dependsOn, sourceRef, substituteFrom, valuesFrom, chartSource; two nodes may be
-    joined by edges of several kinds (a parent that also dependsOn its child)."""
+    joined by edges of several kinds (a parent that also dependsOn its child). The object a
+    substituteFrom or valuesFrom names is the one of the cluster its Flux object lives in
+    (``fluxgraph.ownership``); ``missing`` marks one no Kustomization applies (a controller may
+    still make it: ``ownership.producers``)."""
     import networkx as nx  # imported on first use: it costs a noticeable part of start-up
 
     g = nx.MultiDiGraph()
@@ -268,14 +272,15 @@ def build_graph(model: ClusterModel) -> nx.MultiDiGraph:
         for obj in ks.objects:
             on = f"obj:{obj.ref.key}"
             if not g.has_node(on):
-                g.add_node(on, type="Object", id=obj.ref.key)
+                g.add_node(on, type="Object", id=obj.ref.key, ref=obj.ref)
             g.add_edge(n, on, key="applies", kind="applies")
         if ks.spec.post_build is not None:
             for sf in ks.spec.post_build.substitute_from:
-                on = f"obj:{sf.kind}/{ks.spec.namespace}/{sf.name}"
+                ref = ObjRef(sf.kind, ks.spec.namespace, sf.name, target=ks.home)
+                on = f"obj:{ref.key}"
                 if not g.has_node(on):
-                    g.add_node(on, type="Object", id=on[4:], missing=True)
-                g.add_edge(n, on, key="substituteFrom", kind="substituteFrom")
+                    g.add_node(on, type="Object", id=ref.key, ref=ref, missing=True)
+                g.add_edge(n, on, key="substituteFrom", kind="substituteFrom", optional=sf.optional)
     for hr in model.helm_releases.values():
         n = f"hr:{hr.id}"
         g.add_node(n, type="HelmRelease", id=hr.id)
@@ -284,11 +289,12 @@ def build_graph(model: ClusterModel) -> nx.MultiDiGraph:
             g.add_edge(n, f"hr:{dep}", key="dependsOn", kind="dependsOn")
         if hr.spec.chart_source is not None:
             g.add_edge(n, f"src:{hr.spec.chart_source.id}", key="chartSource", kind="chartSource")
-        for kind, name, _opt in hr.spec.values_from:
-            on = f"obj:{kind}/{hr.spec.namespace}/{name}"
+        for kind, name, optional in hr.spec.values_from:
+            ref = ObjRef(kind, hr.spec.namespace, name, target=hr.obj.ref.target)
+            on = f"obj:{ref.key}"
             if not g.has_node(on):
-                g.add_node(on, type="Object", id=on[4:], missing=True)
-            g.add_edge(n, on, key="valuesFrom", kind="valuesFrom")
+                g.add_node(on, type="Object", id=ref.key, ref=ref, missing=True)
+            g.add_edge(n, on, key="valuesFrom", kind="valuesFrom", optional=optional)
     return g
 
 

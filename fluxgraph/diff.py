@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph import envsubst, flux, gc, ordering
+from fluxgraph import envsubst, flux, gc, ordering, ownership
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.explain import declaration_object, post_build_summary
@@ -186,7 +186,7 @@ class DiffReport:
 
 
 def _by_ref(model: ClusterModel | None) -> dict[ObjRef, list[AppliedObject]]:
-    return gc.objects_by_ref(model) if model is not None else {}
+    return ownership.objects_by_ref(model) if model is not None else {}
 
 
 def _owners(objs: Iterable[AppliedObject]) -> list[str]:

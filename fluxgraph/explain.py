@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgraph import envsubst, flux, gc, ordering, overrides
+from fluxgraph import envsubst, flux, gc, ordering, overrides, ownership
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.findings import Finding
@@ -591,7 +591,7 @@ def variable_views(model: ClusterModel, objs: list[AppliedObject]) -> list[Varia
             provider: list[str] = []
             if origin and origin.startswith(("ConfigMap/", "Secret/")):
                 kind, ns, nm = origin.split("/", 2)
-                provider = sorted({o.owner for o in model.find_objects(kind, ns, nm, node.home)})
+                provider = ownership.producer_owners(model, kind, ns, nm, node.home)
             sources.append(
                 VariableSource(
                     owner=owner,

@@ -72,6 +72,18 @@ def _ks_json(ks: KustomizationNode) -> dict[str, Any]:
     }
 
 
+def _edges_json(model: ClusterModel) -> list[dict[str, str]]:
+    """The relations of the model's graph (``ClusterModel.graph``, the one the checks and the
+    diagrams read) between Flux objects, sources and the objects a substituteFrom or valuesFrom
+    names; a Kustomization's own inventory is in ``inventory``, not repeated here."""
+    out = []
+    for u, v, key in model.graph.edges(keys=True):
+        if key == "applies" and v.startswith("obj:"):
+            continue
+        out.append({"kind": key, "from": u, "to": v})
+    return sorted(out, key=lambda e: (e["kind"], e["from"], e["to"]))
+
+
 def cluster_json(model: ClusterModel) -> dict[str, Any]:
     problems = [p for ks in model.kustomizations.values() for p in ks.problems] + list(model.problems)
     return {
@@ -113,6 +125,7 @@ def cluster_json(model: ClusterModel) -> dict[str, Any]:
             }
             for _, src in sorted(model.sources.items())
         ],
+        "edges": _edges_json(model),
         "problems": [_problem_json(p) for p in sorted(problems, key=lambda p: p.sort_key())],
     }
 
@@ -128,15 +141,7 @@ def to_json(clusters: list[ClusterModel], problems: list[Problem] | None = None)
 
 def _describe(ks: KustomizationNode) -> str:
     s = ks.spec
-    flags = ["prune" if s.prune else "no-prune"]
-    if s.wait:
-        flags.append("wait")
-    if s.suspend:
-        flags.append("suspended")
-    if s.post_build is not None:
-        flags.append("postBuild")
-    if s.target_namespace:
-        flags.append(f"ns={s.target_namespace}")
+    flags = s.flags()
     if ks.target:
         flags.append(f"kubeConfig={ks.target}")
     extra = ""

@@ -152,6 +152,21 @@ class FluxKustomization:
         interval = self.interval if self.interval is not None else 600.0
         return max(interval - 30.0, 30.0)
 
+    def flags(self, *, suspend: bool = True) -> list[str]:
+        """The one short wording of the spec's switches, for the text tree and the diagrams:
+        ``prune``/``no-prune``, ``wait``, ``suspended`` (left out with ``suspend=False``, where
+        the caller shows it otherwise), ``postBuild``, ``ns=<targetNamespace>``."""
+        out = ["prune" if self.prune else "no-prune"]
+        if self.wait:
+            out.append("wait")
+        if self.suspend and suspend:
+            out.append("suspended")
+        if self.post_build is not None:
+            out.append("postBuild")
+        if self.target_namespace:
+            out.append(f"ns={self.target_namespace}")
+        return out
+
 
 @dataclass(frozen=True)
 class FluxHelmRelease:

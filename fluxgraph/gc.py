@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgraph import flux
-from fluxgraph.cluster import AppliedObject, ClusterModel
+from fluxgraph.cluster import ClusterModel
 from fluxgraph.findings import Severity
 from fluxgraph.model import ObjRef, as_dict
 from fluxgraph.ordering import revision_chain, source_of, waits_for_revision
@@ -257,7 +257,11 @@ class Judgement:
         return VERDICT_SEVERITY[self.verdict]
 
 
-def _pruning(spec: flux.FluxKustomization) -> bool:
+def prunes_now(spec: flux.FluxKustomization) -> bool:
+    """Whether the Kustomization's next reconcile deletes what leaves its inventory:
+    kustomize-controller ``Reconcile`` returns early ``if obj.Spec.Suspend`` and
+    ``prune()`` deletes only ``if obj.Spec.Prune``. A suspended one prunes once resumed: the
+    latent-hazard rules read ``spec.prune`` alone for that reason."""
     return spec.prune and not spec.suspend
 
 
@@ -280,14 +284,14 @@ def judge_move(obj_data: dict[str, Any], old: OldOwnerState, new: NewOwnerState)
     ]
     if old.after is not None and old.after != old.before:
         specs.append(("after", old.after, old.chain_after))
-    if not any(_pruning(s) for _, s, _ in specs):
+    if not any(prunes_now(s) for _, s, _ in specs):
         if all(s.suspend for _, s, _ in specs):
             return Judgement(SAFE, f"{old.id} is suspended and does not reconcile")
         return Judgement(SAFE, f"{old.id} has prune: false")
 
     results: list[Judgement] = []
     for _which, spec, chain in specs:
-        if not _pruning(spec):
+        if not prunes_now(spec):
             results.append(Judgement(SAFE, f"{old.id} has prune: false"))
             continue
         if chain:
@@ -377,14 +381,14 @@ def judge_removal(
         return Judgement(
             DEFERRED, f"{owner_id} is suspended: garbage-collected when it is resumed (if prune is still on)"
         )
-    if not any(_pruning(s) for s in specs):
+    if not any(prunes_now(s) for s in specs):
         return Judgement(ORPHAN, f"left in the cluster: {owner_id} has prune: false")
     if kind == "Namespace" and name in IMMORTAL_NAMESPACES:
         return Judgement(
             REFUSED,
             f"{owner_id} prunes it, the API server refuses (NamespaceLifecycle) and {owner_id} stays not Ready",
         )
-    if all(_pruning(s) for s in specs):
+    if all(prunes_now(s) for s in specs):
         return Judgement(DELETE, f"garbage-collected by {owner_id} (prune: true)")
     return Judgement(
         DELETE,
@@ -497,10 +501,3 @@ def is_helmrelease(ref: ObjRef) -> bool:
 
 def ks_id_of(ref: ObjRef, owner_namespace: str = "flux-system") -> str:
     return f"{ref.namespace or owner_namespace}/{ref.name}"
-
-
-def objects_by_ref(model: ClusterModel) -> dict[ObjRef, list[AppliedObject]]:
-    out: dict[ObjRef, list[AppliedObject]] = {}
-    for obj in model.objects():
-        out.setdefault(obj.ref, []).append(obj)
-    return out

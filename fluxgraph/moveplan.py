@@ -332,11 +332,7 @@ def move_steps(
     steps: list[str] = []
     new = plan.new_owner
     new_ns_, _, new_name = new.partition("/")
-    pruning = [
-        o
-        for o in plan.old_owners
-        if model.kustomizations[o].spec.prune and not model.kustomizations[o].spec.suspend
-    ]
+    pruning = [o for o in plan.old_owners if gc.prunes_now(model.kustomizations[o].spec)]
     unsafe = any(m.verdict in (gc.RACE, gc.RECREATE) for m in plan.objects)
     what = target.describe()
     for old_id in pruning:

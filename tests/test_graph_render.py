@@ -753,3 +753,60 @@ def _write_repo(
         (root / "clusters" / c).mkdir(parents=True)
         (root / "clusters" / c / "ks.yaml").write_text("\n---\n".join(json.dumps(d) for d in docs))
     return root
+
+
+def test_the_diagram_and_the_checks_agree_on_who_makes_a_substitute_from_object():
+    """A Secret an ExternalSecret writes is found by the checks (``fluxgraph.ownership``): the
+    diagram draws it as made in the cluster, with the Kustomization applying its maker as its
+    producer, not as "not in repository"."""
+    from fluxgraph import ownership
+
+    repo = fluxgraph.load(FIXTURES / "repos" / "cluster-adds" / "materialized")
+    [c] = repo.clusters
+    view = build_view(repo.clusters, [], ViewOptions(substitution=True))
+    [secret] = [n for n in view.nodes() if n.key == "cfg:Secret/flux-system/db-secrets"]
+    assert secret.status == "ok" and "made in the cluster" in secret.lines
+    makers = ownership.producer_owners(c, "Secret", "flux-system", "db-secrets")
+    assert makers and all(p.how for p in ownership.producers(c, "Secret", "flux-system", "db-secrets"))
+    key_of = {n.id: n.key for n in view.nodes()}
+    drawn = {(key_of[e.src], key_of[e.dst]) for e in view.edges() if e.kind == "applies"}
+    assert {(f"ks:{m}", secret.key) for m in makers} <= drawn
+
+
+def test_the_graph_names_the_substitute_from_object_of_the_cluster_the_kustomization_lives_in(tmp_path):
+    """A Kustomization that lives in a remote cluster (applied there by a parent with
+    spec.kubeConfig) reads its substituteFrom in that cluster: the graph's object node is the
+    remote cluster's, the one the parent applies there, not a missing local one."""
+    root = tmp_path / "repo"
+    (root / "clusters" / "lab" / "flux-system").mkdir(parents=True)
+    (root / "remote" / "app").mkdir(parents=True)
+    (root / "clusters" / "lab" / "flux-system" / "gotk-sync.yaml").write_text(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\n"
+        "spec: {url: https://example.com/r.git, interval: 1m}\n---\n"
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\n"
+        "spec: {interval: 1m, path: ./clusters/lab, sourceRef: {kind: GitRepository, name: flux-system}, prune: true}\n"
+    )
+    (root / "clusters" / "lab" / "remote.yaml").write_text(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: remote, namespace: flux-system}\n"
+        "spec: {interval: 1m, path: ./remote, sourceRef: {kind: GitRepository, name: flux-system}, prune: true,\n"
+        "  kubeConfig: {secretRef: {name: edge-kubeconfig}}}\n"
+    )
+    (root / "remote" / "vars.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars, namespace: flux-system}\ndata: {A: b}\n"
+    )
+    (root / "remote" / "app.yaml").write_text(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\n"
+        "spec: {interval: 1m, path: ./remote/app, sourceRef: {kind: GitRepository, name: flux-system}, prune: true,\n"
+        "  postBuild: {substituteFrom: [{kind: ConfigMap, name: vars}]}}\n"
+    )
+    (root / "remote" / "app" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\ndata: {a: \"${A}\"}\n"
+    )
+    [c] = fluxgraph.load(root).clusters
+    app = c.kustomizations["flux-system/app"]
+    assert app.home == "Secret/flux-system/edge-kubeconfig"
+    g = c.graph
+    [node] = [v for _, v, k in g.out_edges("ks:flux-system/app", keys=True) if k == "substituteFrom"]
+    assert node == "obj:ConfigMap/flux-system/vars@Secret/flux-system/edge-kubeconfig"
+    assert ("ks:flux-system/remote", node) in {(u, v) for u, v, k in g.in_edges(node, keys=True) if k == "applies"}
+    assert not g.nodes[node].get("missing")

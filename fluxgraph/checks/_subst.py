@@ -31,10 +31,11 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from fluxgraph import envsubst, flux
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
-from fluxgraph.materialize import MadeIndex
 from fluxgraph.model import Location, as_dict, linked_path, value_at
 from fluxgraph.model import dotted as dotted
 from fluxgraph.model import string_values as strings
+from fluxgraph.ownership import Producer as Producer  # re-exported for the rules
+from fluxgraph.ownership import producers as producers  # re-exported for the rules
 from fluxgraph.shell import parse_exec
 from fluxgraph.substitution import substitution_disabled
 
@@ -410,40 +411,7 @@ def became_null(tok: Token) -> bool:
     return tok.ref.start == 0 and tok.ref.end == len(tok.text) and value_at(tok.obj.data, tok.path) is None
 
 
-# -- substituteFrom producers -------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Producer:
-    obj: AppliedObject
-    how: str  # "" when the object itself is applied, else what creates it (fluxgraph.materialize)
-
-    @property
-    def owner(self) -> str:
-        return self.obj.owner
-
-
-@per_cluster
-def _producer_index(cluster: ClusterModel) -> tuple[dict[tuple[str, str, str, str], list[Producer]], MadeIndex]:
-    """Every core object the cluster's Kustomizations apply, by (target cluster, kind,
-    namespace, name), and what the cluster's controllers make of them
-    (``fluxgraph.materialize``): built once per cluster model."""
-    index: dict[tuple[str, str, str, str], list[Producer]] = {}
-    for obj in cluster.objects():
-        ref = obj.ref
-        if ref.group == "":
-            index.setdefault((ref.target, ref.kind, ref.namespace, ref.name), []).append(Producer(obj, ""))
-    return index, MadeIndex.build(cluster.objects())
-
-
-def producers(cluster: ClusterModel, kind: str, namespace: str, name: str, target: str = "") -> list[Producer]:
-    """What in the repository puts ``kind/namespace/name`` into cluster ``target`` (``""``: the
-    cluster being modelled): the object itself, or a maker whose controller creates it. A
-    Kustomization's substituteFrom reads the cluster it lives in, ``KustomizationNode.home``,
-    whatever its spec.kubeConfig."""
-    applied, made = _producer_index(cluster)
-    out = list(applied.get((target, kind, namespace, name), ()))
-    out.extend(Producer(m.maker, m.how) for m in made.find(kind, namespace, name, target))
-    return out
+# -- substituteFrom producers: fluxgraph.ownership -------------------------------------
 
 
 def substitute_from_path(obj: AppliedObject | None, kind: str, name: str) -> Path:

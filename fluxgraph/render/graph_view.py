@@ -21,6 +21,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from fluxgraph import ownership
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.findings import Finding, Severity
 from fluxgraph.model import FluxgraphError
@@ -234,11 +235,6 @@ def match_focus(models: Sequence[ClusterModel], focus: str) -> dict[str, list[st
     return out
 
 
-def _producers(model: ClusterModel, kind: str, namespace: str, name: str, target: str) -> list[str]:
-    """Kustomizations that apply ``kind/namespace/name`` into cluster ``target``."""
-    return sorted({o.owner for o in model.find_objects(kind, namespace, name, target)})
-
-
 def _select(model: ClusterModel, focus: list[str], depth: int | None, substitution: bool) -> set[str]:
     """Focus nodes, their ancestors (parent chain, transitive dependsOn and, with substitution,
     the producers of their substituteFrom objects) and their dependents (what they apply and
@@ -252,18 +248,17 @@ def _select(model: ClusterModel, focus: list[str], depth: int | None, substituti
             up[dependent].add(dependency)
             down[dependency].add(dependent)
 
-    # parent links and dependsOn, read from the model's graph (``ClusterModel.graph``)
+    # parent links, dependsOn and substituteFrom, read from the model's graph (``ClusterModel.graph``)
     for u, v, key in model.graph.edges(keys=True):
         if u.startswith("ks:") and v.startswith("ks:"):
             if key == "applies":
                 link(u[3:], v[3:])
             elif key == "dependsOn":
                 link(v[3:], u[3:])
-    for ks in ks_map.values():
-        if substitution and ks.spec.post_build is not None:
-            for sf in ks.spec.post_build.substitute_from:
-                for p in _producers(model, sf.kind, ks.spec.namespace, sf.name, ks.home):
-                    link(p, ks.id)
+        elif substitution and key == "substituteFrom" and u.startswith("ks:"):
+            ref = model.graph.nodes[v]["ref"]
+            for p in ownership.producer_owners(model, ref.kind, ref.namespace, ref.name, ref.target):
+                link(p, u[3:])
     selected = set(focus)
     for adj in (up, down):
         dist = {f: 0 for f in focus}
@@ -326,14 +321,7 @@ def _ks_status(ks: KustomizationNode) -> tuple[str, str | None]:
 
 def _ks_node(ks: KustomizationNode) -> tuple[str, tuple[str, ...]]:
     s = ks.spec
-    flags = ["prune" if s.prune else "no-prune"]
-    if s.wait:
-        flags.append("wait")
-    if s.post_build is not None:
-        flags.append("postBuild")
-    if s.target_namespace:
-        flags.append(f"ns={s.target_namespace}")
-    details = [s.path or ".", " ".join(flags)]
+    details = [s.path or ".", " ".join(s.flags(suspend=False))]  # the node's style shows suspension
     if ks.target:
         details.append(f"applies to kubeConfig {ks.target}")
     _, note = _ks_status(ks)
@@ -460,19 +448,24 @@ class _Builder:
             )
         )
 
-    def obj(self, kind: str, ns: str, name: str, optional: bool) -> ViewNode:
+    def obj(self, kind: str, ns: str, name: str, optional: bool, home: str) -> ViewNode:
+        """A substituteFrom or valuesFrom object, read in the cluster ``home`` the Flux object
+        lives in (``fluxgraph.ownership``): found when a Kustomization applies it or a
+        controller makes it from an object the repository applies."""
         ref = f"{kind}/{ns}/{name}"
-        key = f"cfg:{ref}"
+        key = f"cfg:{ref}" + (f"@{home}" if home else "")
         if key in self.nodes:
             return self.nodes[key]
-        found = bool(self.model.find_objects(kind, ns, name))
-        if found:
-            status, note = "ok", ""
-        else:
+        made = ownership.producers(self.model, kind, ns, name, home)
+        if not made:
             status, note = "missing", "optional, not in repository" if optional else "not in repository"
+        elif all(p.how for p in made):
+            status, note = "ok", "made in the cluster"
+        else:
+            status, note = "ok", ""
         return self.add(
             ViewNode(
-                self.nid("cfg", ref),
+                self.nid("cfg", key[4:]),
                 key,
                 "object",
                 f"{kind} {ns}/{name}",
@@ -502,27 +495,39 @@ def _cluster_view(
 
     for k in ks_ids:
         b.ks(k)
-    g = model.graph  # parent links and dependsOn, as the checks read them
+    g = model.graph  # every relation drawn, as the checks read it (``ClusterModel.graph``)
+
+    def out(node: str, kind: str) -> list[tuple[str, dict[str, object]]]:
+        return [(v, data) for _, v, key, data in g.out_edges(node, keys=True, data=True) if key == kind]
+
+    def cfg(node: str, data: dict[str, object]) -> ViewNode:
+        ref = g.nodes[node]["ref"]
+        return b.obj(ref.kind, ref.namespace, ref.name, bool(data.get("optional")), ref.target)
+
+    def producers_of(node: ViewNode, ref_node: str) -> None:
+        ref = g.nodes[ref_node]["ref"]
+        for p in ownership.producer_owners(model, ref.kind, ref.namespace, ref.name, ref.target):
+            if p in selected:
+                b.edge(b.ks(p), node, "applies")
+
     for k in ks_ids:
         ks = model.kustomizations[k]
         node = b.ks(k)
         if ks.parent and ks.parent in selected:
             b.edge(b.ks(ks.parent), node, "applies")
-        for _, dn, key in g.out_edges(f"ks:{k}", keys=True):
+        for dn, _ in out(f"ks:{k}", "dependsOn"):
             d = dn[3:]
-            if key == "dependsOn" and dn.startswith("ks:") and (d in selected or d not in model.kustomizations):
+            if d in selected or d not in model.kustomizations:
                 b.edge(b.ks(d), node, "dependsOn")
-        sref = ks.spec.source_ref
-        if sref is not None and options.sources != "none":
-            if options.sources == "all" or sref.id != root_source or k == model.root_id:
-                b.edge(b.source(sref.id), node, "sourceRef")
-        if options.substitution and ks.spec.post_build is not None:
-            for sf in ks.spec.post_build.substitute_from:
-                o = b.obj(sf.kind, ks.spec.namespace, sf.name, sf.optional)
+        if options.sources != "none":
+            for sn, _ in out(f"ks:{k}", "sourceRef"):
+                if options.sources == "all" or sn[4:] != root_source or k == model.root_id:
+                    b.edge(b.source(sn[4:]), node, "sourceRef")
+        if options.substitution:
+            for on, data in out(f"ks:{k}", "substituteFrom"):
+                o = cfg(on, data)
                 b.edge(o, node, "substituteFrom")
-                for p in _producers(model, sf.kind, ks.spec.namespace, sf.name, ks.home):
-                    if p in selected:
-                        b.edge(b.ks(p), o, "applies")
+                producers_of(o, on)
     if options.helmreleases:
         hr_ids = sorted(h for h, hr in model.helm_releases.items() if hr.owner in selected)
         for h in hr_ids:
@@ -530,23 +535,20 @@ def _cluster_view(
             node = b.hr(h)
             b.edge(b.ks(hr.owner), node, "applies")
         for h in hr_ids:
-            hr = model.helm_releases[h]
             node = b.hr(h)
-            for dep in hr.spec.depends_on:
-                d = str(dep)
+            for dn, _ in out(f"hr:{h}", "dependsOn"):
+                d = dn[3:]
                 if d in hr_ids or d not in model.helm_releases:
                     b.edge(b.hr(d), node, "dependsOn")
-            cs = hr.spec.chart_source
-            if cs is not None and options.sources != "none":
-                if options.sources == "all" or cs.id != root_source:
-                    b.edge(b.source(cs.id), node, "chartSource")
+            if options.sources != "none":
+                for sn, _ in out(f"hr:{h}", "chartSource"):
+                    if options.sources == "all" or sn[4:] != root_source:
+                        b.edge(b.source(sn[4:]), node, "chartSource")
             if options.substitution:
-                for kind, name, optional in hr.spec.values_from:
-                    o = b.obj(kind, hr.spec.namespace, name, optional)
+                for on, data in out(f"hr:{h}", "valuesFrom"):
+                    o = cfg(on, data)
                     b.edge(o, node, "valuesFrom")
-                    for p in _producers(model, kind, hr.spec.namespace, name, hr.obj.ref.target):
-                        if p in selected:
-                            b.edge(b.ks(p), o, "applies")
+                    producers_of(o, on)
 
     # findings: by HelmRelease object when HelmReleases are drawn, else by Kustomization
     per_node: dict[str, list[Severity]] = defaultdict(list)
