@@ -387,21 +387,12 @@ class _EventComposer:
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)
-            elif isinstance(ev, SequenceStartEvent):
+            elif isinstance(ev, (SequenceStartEvent, MappingStartEvent)):
                 if len(stack) >= MAX_DEPTH:
                     raise _too_deep(ev.start_mark)
-                tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq"
-                n = SequenceNode(tag, [], ev.start_mark, None, ev.flow_style)
-                if ev.anchor:
-                    self.anchors[ev.anchor] = n
-                attach(n)
-                stack.append([n, None])
-                continue
-            elif isinstance(ev, MappingStartEvent):
-                if len(stack) >= MAX_DEPTH:
-                    raise _too_deep(ev.start_mark)
-                tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:map"
-                n = MappingNode(tag, [], ev.start_mark, None, ev.flow_style)
+                seq = isinstance(ev, SequenceStartEvent)
+                tag = ev.tag if ev.tag and ev.tag != "!" else "tag:yaml.org,2002:seq" if seq else "tag:yaml.org,2002:map"
+                n = (SequenceNode if seq else MappingNode)(tag, [], ev.start_mark, None, ev.flow_style)
                 if ev.anchor:
                     self.anchors[ev.anchor] = n
                 attach(n)

@@ -42,25 +42,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             ctx.evaluated()
             if str(dep) in cluster.kustomizations or uncertain(dep, ks_ids):
                 continue
-            facts = []
             others = _same_name(ks_ids, dep)
-            if others:
-                if not _explicit_namespace(ks.spec.spec, dep):
-                    facts.append(
-                        f"dependsOn without namespace means {ks.spec.namespace}, the dependent's own"
-                    )
-                facts.append(f"Kustomization {', '.join(others)} has that name")
-            if str(dep) in cluster.helm_releases:
-                facts.append(
-                    f"HelmRelease {dep} has that name; a Kustomization can only depend on Kustomizations"
-                )
-            extra = f" ({'; '.join(facts)})" if facts else ""
-            related = [ks_location(cluster, o) for o in others]
+            extra = _facts("Kustomization", "HelmRelease", others, str(dep) in cluster.helm_releases, ks.spec.spec, ks.spec.namespace, dep)
             yield ctx.finding(
                 f"Kustomization {ks.id} depends on Kustomization {dep}, which is not declared in cluster {cluster.name}{extra}",
                 ks_depends_on_location(cluster, ks.id, dep),
                 kustomization=ks.id,
-                related=related,
+                related=[ks_location(cluster, o) for o in others],
                 subject=f"Kustomization {ks.id} -> {dep}",
             )
 
@@ -69,29 +57,36 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             ctx.evaluated()
             if str(dep) in cluster.helm_releases or uncertain(dep, hr_ids):
                 continue
-            facts = []
             spec = hr.obj.data.get("spec")
             others = _same_name(hr_ids, dep)
-            if others:
-                if not _explicit_namespace(spec if isinstance(spec, dict) else {}, dep):
-                    facts.append(
-                        f"dependsOn without namespace means {hr.spec.namespace}, the dependent's own"
-                    )
-                facts.append(f"HelmRelease {', '.join(others)} has that name")
-            if str(dep) in cluster.kustomizations:
-                facts.append(
-                    f"Kustomization {dep} has that name; a HelmRelease can only depend on HelmReleases"
-                )
-            extra = f" ({'; '.join(facts)})" if facts else ""
-            related = [cluster.helm_releases[o].obj.location for o in others]
+            extra = _facts(
+                "HelmRelease", "Kustomization", others, str(dep) in cluster.kustomizations,
+                spec if isinstance(spec, dict) else {}, hr.spec.namespace, dep,
+            )  # fmt: skip
             yield ctx.finding(
                 f"HelmRelease {hr.id} depends on HelmRelease {dep}, which is not declared in cluster {cluster.name}{extra}",
                 hr_depends_on_location(hr.obj, hr.spec.namespace, dep),
                 obj=hr.obj.ref,
                 kustomization=hr.owner,
-                related=related,
+                related=[cluster.helm_releases[o].obj.location for o in others],
                 subject=f"HelmRelease {hr.id} -> {dep}",
             )
+
+
+def _facts(
+    kind: str, other_kind: str, others: list[str], other_kind_has_it: bool, spec: dict[str, object], own_ns: str, dep: NamedRef
+) -> str:
+    """What may explain the dangling name, for a ``kind`` (Kustomization or HelmRelease) that can
+    depend only on its own kind: objects of that name in other namespaces (and the namespace
+    defaulting that missed them), or an object of the other kind with that name."""
+    facts = []
+    if others:
+        if not _explicit_namespace(spec, dep):
+            facts.append(f"dependsOn without namespace means {own_ns}, the dependent's own")
+        facts.append(f"{kind} {', '.join(others)} has that name")
+    if other_kind_has_it:
+        facts.append(f"{other_kind} {dep} has that name; a {kind} can only depend on {kind}s")
+    return f" ({'; '.join(facts)})" if facts else ""
 
 
 def _explicit_namespace(spec: dict[str, object], dep: NamedRef) -> bool:

@@ -193,18 +193,19 @@ def _get(con: Any, key: str) -> Any:
     return _MISSING
 
 
+def _existing_index(key: str, n: int) -> int:
+    """The index ``key`` names in an array of ``n`` elements, negative counting from the end;
+    out of range raises (json-patch partialArray.get and .set)."""
+    idx = _atoi(key)
+    if idx < -n or idx >= n:
+        raise _Fail(f"Unable to access invalid index: {idx}: invalid index referenced")
+    return idx + n if idx < 0 else idx
+
+
 def _get_strict(con: Any, key: str) -> Any:
     """Like _get but array errors raise (json-patch partialArray.get)."""
     if isinstance(con, list):
-        idx = _atoi(key)
-        n = len(con)
-        if idx < 0:
-            if idx < -n:
-                raise _Fail(f"Unable to access invalid index: {idx}: invalid index referenced")
-            idx += n
-        if idx >= n:
-            raise _Fail(f"Unable to access invalid index: {idx}: invalid index referenced")
-        return con[idx]
+        return con[_existing_index(key, len(con))]
     return _get(con, key)
 
 
@@ -230,15 +231,7 @@ def _set(con: Any, key: str, val: Any) -> None:
     if isinstance(con, dict):
         con[key] = val
         return
-    idx = _atoi(key)
-    n = len(con)
-    if idx < 0:
-        if idx < -n:
-            raise _Fail(f"Unable to access invalid index: {idx}: invalid index referenced")
-        idx += n
-    if idx >= n:
-        raise _Fail(f"Unable to access invalid index: {idx}: invalid index referenced")
-    con[idx] = val
+    con[_existing_index(key, len(con))] = val
 
 
 def _remove(con: Any, key: str) -> None:
