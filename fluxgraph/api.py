@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fluxgraph import admission, flux, fluxrelease
+from fluxgraph import admission, flux, fluxapi, fluxrelease
 from fluxgraph.cluster import ClusterModel, ClusterWalker, SourceNode
 from fluxgraph.discovery import (
     FLUX_DIRECTORY,
@@ -60,8 +60,8 @@ class Repository:
 def flux_is_strict(version: str | None) -> bool:
     """Strict postBuild substitution is the default from Flux 2.9 (kustomize-controller v1.9,
     feature gate StrictPostBuildSubstitutions, KC#1671); see ``fluxgraph.fluxrelease``."""
-    if not version:
-        return True
+    if not version or version.strip() == fluxrelease.NEXT:
+        return True  # ``next`` is resolved per cluster, once its own version is read
     if not re.match(r"^v?\d+(\.(\d+|x))?", version.strip()):
         raise FluxgraphError(f"--flux-version {version!r} is not a version like 2.9")
     return FluxRelease(version).strict
@@ -342,12 +342,20 @@ def load(
                 found = admission.mutators(model.objects(), admission.releases(model))
                 if found:
                     return walk(root, extra, strict_as, found, model)
-            if user_flux is None:
+            if user_flux is None or user_flux.version == fluxrelease.NEXT:
                 model.flux = fluxrelease.detect(model, cache)
+                if user_flux is not None:
+                    # --flux-version next: the release after the one this cluster runs
+                    model.flux = fluxrelease.next_release(model.flux)
+                    if user_flux.strict_gate is not None:
+                        model.flux = replace(model.flux, strict_gate=user_flux.strict_gate, gate_where=user_flux.gate_where)
                 if strict_as is None and model.flux.strict != model.strict:
                     return walk(root, extra, model.flux.strict, mutators, prior)
             else:
                 model.flux = user_flux
+            unchecked = fluxapi.unevaluated(model)
+            if unchecked is not None:
+                model.problems.append(unchecked)
         return model
 
     walked = [(root, walk(root)) for root in roots]

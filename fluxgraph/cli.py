@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 cluster_option = click.option("--cluster", "cluster", metavar="DIR", help="Path (relative to PATH) of the cluster's root Kustomization.")
 env_option = click.option("--env", "env", metavar="NAME", help="Shorthand for --cluster clusters/NAME.")
 flux_version_option = click.option(
-    "--flux-version", metavar="X.Y", default=None, help="Flux version to model (strict substitution from 2.9; default: latest)."
+    "--flux-version",
+    metavar="X.Y|next",
+    default=None,
+    help="Flux version to model instead of the one the repository pins (default: the pinned one, else the latest); "
+    "'next' models the release after the pinned one: what an upgrade breaks.",
 )
 strict_option = click.option("--strict/--no-strict", default=None, help="Force strict postBuild substitution on or off.")
 config_option = click.option(

@@ -47,6 +47,33 @@ class Report:
     def clusters(self) -> list[str]:
         return [c.name for c in self.repo.clusters]
 
+    def flux(self) -> list[dict[str, Any]]:
+        """Which Flux each cluster was modelled as, and where that came from (the report
+        header of every format): ``fluxrelease.FluxRelease`` as data."""
+        out = []
+        for c in self.repo.clusters:
+            f = c.flux
+            out.append(
+                {
+                    "cluster": c.name,
+                    "modelled": f.modelled,
+                    "version": f.version,
+                    "source": f.where if f.version is not None else "assumed: the repository pins no version",
+                    "strictSubstitution": c.strict,
+                    "also": [{"version": v, "source": w} for v, w in f.also],
+                }
+            )
+        return out
+
+    def flux_lines(self) -> list[str]:
+        """The header in words: one line per distinct Flux, naming its clusters when there are
+        several."""
+        by: dict[str, list[str]] = {}
+        for c in self.repo.clusters:
+            by.setdefault(c.flux.describe(), []).append(c.name)
+        many = len(self.repo.clusters) > 1
+        return [f"flux: {d}" + (f" [{', '.join(cs[:3])}{f' and {len(cs) - 3} more' if len(cs) > 3 else ''}]" if many else "") for d, cs in by.items()]
+
     @property
     def kustomizations(self) -> int:
         return sum(len(c.kustomizations) for c in self.repo.clusters)

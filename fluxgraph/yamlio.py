@@ -198,8 +198,9 @@ class Document:
     node: Node | None = None
     source: str | None = field(default=None, repr=False)  # the whole file's text
 
-    def position(self, path: tuple[Any, ...] | list[Any]) -> tuple[int, int]:
-        """1-based (line, column) of the value at ``path`` (keys and list indexes).
+    def position(self, path: tuple[Any, ...] | list[Any], *, key: bool = False) -> tuple[int, int]:
+        """1-based (line, column) of the value at ``path`` (keys and list indexes); with
+        ``key``, of the mapping key that ends ``path`` (a field's name rather than its value).
 
         Falls back to the deepest existing ancestor, and to the document start.
         """
@@ -208,12 +209,12 @@ class Document:
         if node is None:
             return best
         best = (node.start_mark.line + 1, node.start_mark.column + 1)
-        for step in path:
+        for i, step in enumerate(path):
             nxt = None
             if isinstance(node, MappingNode) and isinstance(step, str):
                 for k, v in node.value:
                     if isinstance(k, ScalarNode) and k.value == step:
-                        nxt = v
+                        nxt = k if key and i == len(path) - 1 else v
                         break
             elif isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
                 nxt = node.value[step]

@@ -149,10 +149,11 @@ class Resource:
         r.behavior = self.behavior
         return r
 
-    def position(self, path: tuple[Any, ...]) -> Location:
-        """1-based location of a field in the source document (or the document start)."""
+    def position(self, path: tuple[Any, ...], *, key: bool = False) -> Location:
+        """1-based location of a field in the source document (or the document start); with
+        ``key``, of its name rather than its value."""
         if self.doc is not None:
-            line, col = self.doc.position(path)
+            line, col = self.doc.position(path, key=key)
             return Location(self.origin.file, line, col)
         return self.origin.location
 

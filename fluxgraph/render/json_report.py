@@ -38,6 +38,7 @@ def summary_json(report: Report) -> dict[str, Any]:
         "notEvaluated": len(report.not_evaluated),
         "suppressed": len(report.suppressed),
         "rules": report.rules_run,
+        "flux": report.flux(),
     }
 
 

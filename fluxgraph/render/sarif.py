@@ -87,6 +87,7 @@ def render_sarif(report: Report, color: bool = False) -> str:
                     }
                 },
                 "automationDetails": {"id": "fluxgraph/" + ",".join(report.clusters)},
+                "properties": {"flux": report.flux()},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
                 "invocations": [

@@ -32,7 +32,9 @@ def summary_line(report: Report) -> str:
 
 def render_text(report: Report, color: bool = False) -> str:
     catalog = load_catalog()
-    lines: list[str] = []
+    lines: list[str] = report.flux_lines()
+    if lines:
+        lines.append("")
     for file, group in groupby(report.findings, key=lambda f: f.location.file):
         lines.append(file)
         for f in group:
