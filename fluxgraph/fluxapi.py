@@ -28,8 +28,8 @@ A Flux older than 2.0 (0.x) or a release newer than the data are not evaluated: 
 so instead of guessing.
 
 A schema is kept reduced to what the field check reads: ``p`` properties, ``i`` items, ``a``
-additionalProperties, ``r`` required, ``u`` x-kubernetes-preserve-unknown-fields
-(``reduce_schema``; the generator uses the same function).
+additionalProperties, ``r`` required, ``u`` x-kubernetes-preserve-unknown-fields, ``e``
+x-kubernetes-embedded-resource (``reduce_schema``; the generator uses the same function).
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def reduce_schema(schema: Any) -> Schema:
     out: Schema = {}
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         out["u"] = 1
+    if schema.get("x-kubernetes-embedded-resource"):
+        out["e"] = 1  # an embedded object: apiVersion, kind and metadata are implied
     props = schema.get("properties")
     if isinstance(props, dict):
         out["p"] = {str(k): reduce_schema(v) for k, v in sorted(props.items(), key=lambda kv: str(kv[0]))}
@@ -206,26 +208,51 @@ def cluster_apis(model: ClusterModel) -> ClusterApis:
 
 
 def _cluster_apis(model: ClusterModel) -> ClusterApis:
-    applied: dict[tuple[str, str], Crd] = {}
-    for obj in model.objects():
-        if obj.ref.kind != "CustomResourceDefinition" or obj.ref.group != CRD_GROUP or obj.ref.target:
-            continue
-        spec = as_dict(obj.data.get("spec"))
-        group, kind = spec.get("group"), as_dict(spec.get("names")).get("kind")
-        if group not in FLUX_GROUPS or not isinstance(kind, str):
-            continue
-        versions = {}
-        for v in as_list(spec.get("versions")):
-            v = as_dict(v)
-            name = v.get("name")
-            if isinstance(name, str):
-                schema = reduce_schema(as_dict(v.get("schema")).get("openAPIV3Schema"))
-                warning = v.get("deprecationWarning")
-                versions[name] = CrdVersion(v.get("served") is True, v.get("deprecated") is True, warning if isinstance(warning, str) else None, schema)
-        if versions:
-            applied[(str(group), kind)] = Crd(str(group), kind, versions, obj.location.file_line)
-    key = release_key(model.flux.minor)
-    return ClusterApis(key, applied)
+    applied = {}
+    for group, kind in crd_objects(model):
+        crd = applied_crd(model, group, kind) if group in FLUX_GROUPS else None
+        if crd is not None:
+            applied[(group, kind)] = crd
+    return ClusterApis(release_key(model.flux.minor), applied)
+
+
+def crd_objects(model: ClusterModel) -> dict[tuple[str, str], AppliedObject]:
+    """The CustomResourceDefinitions the cluster applies to itself, by the (group, kind) they
+    define (the last one applied where two define the same), kept in ``ClusterModel.memo``."""
+    hit = model.memo.get("fluxapi.crd-objects")
+    if hit is None:
+        hit = {}
+        for obj in model.objects():
+            if obj.ref.kind != "CustomResourceDefinition" or obj.ref.group != CRD_GROUP or obj.ref.target:
+                continue
+            spec = as_dict(obj.data.get("spec"))
+            group, kind = spec.get("group"), as_dict(spec.get("names")).get("kind")
+            if isinstance(group, str) and isinstance(kind, str):
+                hit[(group, kind)] = obj
+        model.memo["fluxapi.crd-objects"] = hit
+    return hit
+
+
+def applied_crd(model: ClusterModel, group: str, kind: str) -> Crd | None:
+    """The CRD the cluster applies for ``group`` ``kind``, its schemas reduced on first use."""
+    cache_: dict[tuple[str, str], Crd | None] = model.memo.setdefault("fluxapi.applied-crds", {})
+    if (group, kind) not in cache_:
+        obj = crd_objects(model).get((group, kind))
+        crd = None
+        if obj is not None:
+            versions = {}
+            for v in as_list(as_dict(obj.data.get("spec")).get("versions")):
+                v = as_dict(v)
+                name = v.get("name")
+                if isinstance(name, str):
+                    schema = reduce_schema(as_dict(v.get("schema")).get("openAPIV3Schema"))
+                    warning = v.get("deprecationWarning")
+                    versions[name] = CrdVersion(
+                        v.get("served") is True, v.get("deprecated") is True, warning if isinstance(warning, str) else None, schema
+                    )
+            crd = Crd(group, kind, versions, obj.location.file_line) if versions else None
+        cache_[(group, kind)] = crd
+    return cache_[(group, kind)]
 
 
 def unevaluated(model: ClusterModel) -> Problem | None:
@@ -265,11 +292,14 @@ def flux_objects(model: ClusterModel) -> list[AppliedObject]:
     cluster itself (a remote cluster's Flux is not the one modelled)."""
     from fluxgraph.gc import APPLY_EXCLUSIONS, metadata_match
 
-    return [
-        o
-        for o in model.objects()
-        if o.ref.group in FLUX_GROUPS and not o.ref.target and metadata_match(o.data, APPLY_EXCLUSIONS) is None
-    ]
+    hit = model.memo.get("fluxapi.flux-objects")
+    if hit is None:
+        hit = model.memo["fluxapi.flux-objects"] = [
+            o
+            for o in model.objects()
+            if o.ref.group in FLUX_GROUPS and not o.ref.target and metadata_match(o.data, APPLY_EXCLUSIONS) is None
+        ]
+    return hit
 
 
 def api_version(obj: AppliedObject) -> tuple[str, str]:
@@ -299,9 +329,9 @@ def unknown_fields(data: dict[str, Any], schema: Schema) -> list[UnknownField]:
 
 
 def _walk(value: Any, schema: Schema, path: tuple[Any, ...], out: list[UnknownField]) -> None:
-    if schema.get("u"):
+    if "u" in schema or not schema:
         return
-    if isinstance(value, dict):
+    if type(value) is dict or isinstance(value, dict):
         props = schema.get("p")
         extra = schema.get("a")
         if props is None:
@@ -311,6 +341,8 @@ def _walk(value: Any, schema: Schema, path: tuple[Any, ...], out: list[UnknownFi
             return
         missing = tuple(r for r in schema.get("r", ()) if r not in value)
         for k, v in value.items():
+            if schema.get("e") and k in ("apiVersion", "kind", "metadata"):
+                continue
             if k in props:
                 _walk(v, props[k], (*path, k), out)
             elif extra is not None:
