@@ -18,12 +18,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph import envsubst, flux, substitution
+from fluxgraph import envsubst, flux, resourceset, substitution
 from fluxgraph.admission import KUSTOMIZATIONS, Mutator
 from fluxgraph.flux import FluxHelmRelease, FluxKustomization, SubstituteFrom
 from fluxgraph.fluxrelease import FluxRelease
 from fluxgraph.kustomize.build import Builder, BuildResult, find_kustomization_file, is_remote
-from fluxgraph.kustomize.resource import Resource
+from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.materialize import Made, MadeIndex
 from fluxgraph.model import Location, ObjRef, Problem, as_dict, as_list, string_values
 from fluxgraph.repofs import PathEscape, join, norm_rel, secure_join
@@ -545,6 +545,7 @@ class ClusterWalker:
                 _apply_common_metadata(r.data, common)
             obj.ref = self._flux_ref(r, node.target)
             node.objects.append(obj)
+        self._resource_sets(node)
         for obj in node.objects:
             if obj.ref.kind == CRD_KIND and obj.ref.group == CRD_GROUP:
                 self.model.scopes.learn_crd(obj.data, obj.location, spec.id)
@@ -552,6 +553,45 @@ class ClusterWalker:
             self.index.setdefault((obj.ref.target, obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
             self.made.add(obj)
             self._visit(node, obj, queue)
+
+    def _resource_sets(self, node: KustomizationNode) -> None:
+        """The objects the Flux Operator's ResourceSets among ``node``'s objects generate
+        (``fluxgraph.resourceset``), added to ``node``'s objects: the operator applies them in
+        the cluster ``node`` applies the ResourceSet to. What cannot be rendered from the
+        repository is a not-evaluated problem naming why."""
+        rsets = [o for o in node.objects if o.ref.kind == "ResourceSet" and o.ref.group == resourceset.GROUP]
+        if not rsets:
+            return
+        providers = {
+            (o.ref.namespace, o.ref.name): o.data
+            for o in [*node.objects, *self.index.values()]
+            if o.ref.kind == "ResourceSetInputProvider" and o.ref.group == resourceset.GROUP and o.ref.target == node.target
+        }
+        for rs in rsets:
+            what = f"ResourceSet {rs.ref.namespace}/{rs.ref.name}"
+            try:
+                generated = resourceset.build(rs.data, providers)
+            except resourceset.NotEvaluated as e:
+                reason = f"{e}: the objects it generates are not evaluated"
+            except resourceset.TemplateError as e:
+                reason = f"its templates do not render ({e}), as the operator's would not: the objects it generates are not evaluated"
+            else:
+                o = rs.resource.origin
+                origin = Origin(o.file, o.line, o.doc_index, o.via, generated_by=what, home=o.home)
+                for data in generated:
+                    r = Resource(data, origin)
+                    node.objects.append(AppliedObject(r, node.spec.id, self._flux_ref(r, node.target)))
+                continue
+            node.problems.append(
+                Problem(
+                    "not-evaluated-resourceset",
+                    f"{what} (applied by Kustomization {node.id}): {reason}",
+                    rs.location,
+                    not_evaluated=True,
+                    kustomization=node.id,
+                    subject=f"resourceset:{rs.ref.key}",
+                )
+            )
 
     def _flux_ref(self, r: Resource, target: str) -> ObjRef:
         """Flux's inventory identity: the API server clears the namespace of a cluster-scoped

@@ -1,0 +1,97 @@
+"""Flux Operator ResourceSets (issue 23, part 3): the objects they generate join the graph
+(fixtures/repos/resourceset, a fleet of this repository's own; d2-fleet on the wide corpus)."""
+
+from __future__ import annotations
+
+import pytest
+
+import fluxgraph
+from fluxgraph import resourceset
+from fluxgraph.engine import analyze
+from fluxgraph.resourceset import NotEvaluated, TemplateError, input_sets, normalize_key, render
+
+from .conftest import FIXTURES
+
+FLEET = FIXTURES / "repos" / "resourceset"
+
+
+@pytest.fixture(scope="module")
+def lab():
+    [c] = fluxgraph.load(FLEET).clusters
+    return c
+
+
+def test_the_generated_kustomizations_are_walked(lab):
+    assert sorted(lab.kustomizations) == ["flux-system/flux-system", "flux-system/tenants", "team-a/apps", "team-b/apps"]
+    a = lab.kustomizations["team-a/apps"]
+    assert (a.spec.path, a.spec.target_namespace, a.parent, a.status) == ("./apps/team-a", "team-a", "flux-system/tenants", "built")
+    assert a.declared_at is not None and a.declared_at.file == "tenants/teams.yaml"
+    # the parent's postBuild substituted the ResourceSet before the operator renders it
+    cm = next(o for o in lab.objects() if o.ref.kind == "ConfigMap" and o.ref.name == "team-settings" and o.ref.namespace == "team-b")
+    assert cm.data["data"] == {"environment": "lab", "owner": "TEAM-B"}
+    assert cm.resource.origin.generated_by == "ResourceSet flux-system/teams"
+    # and the generated Kustomization substitutes its own objects
+    [deploy] = a.objects
+    assert deploy.data["spec"]["replicas"] == 3
+
+
+def test_permute_scopes_each_provider_and_static_providers_give_their_defaults(lab):
+    names = sorted(o.ref.name for o in lab.objects() if o.ref.kind == "ConfigMap" and o.ref.namespace == "flux-system")
+    assert names == ["api-eu-west-1", "web-eu-west-1"]
+
+
+def test_what_cannot_be_rendered_is_not_evaluated_with_why():
+    report = analyze(FLEET)
+    assert [f.rule for f in report.findings if f.severity.value == "error"] == []
+    why = sorted(p.message for p in report.not_evaluated if p.code == "not-evaluated-resourceset")
+    assert len(why) == 2
+    assert "ResourceSet flux-system/conditional" in why[0] and "'if' action" in why[0]
+    assert "ResourceSet flux-system/previews" in why[1] and "GitHubPullRequest" in why[1]
+
+
+def test_a_rendered_plain_scalar_is_read_back_as_yaml():
+    """The operator renders the YAML form of a resource and reads it back: an unquoted
+    ``<< inputs.n >>`` that renders ``3`` is the number 3 (a string field then fails the
+    apply), ``| quote`` keeps it a string."""
+    rset = {
+        "metadata": {"name": "r", "namespace": "ns"},
+        "spec": {
+            "inputs": [{"n": 3, "on": True}],
+            "resources": [{"kind": "ConfigMap", "data": {"a": "<< inputs.n >>", "b": "<< inputs.n | quote >>", "c": "x-<< inputs.on >>"}}],
+        },
+    }
+    [obj] = resourceset.build(rset, {})
+    assert obj["data"] == {"a": 3, "b": "3", "c": "x-true"}
+
+
+def test_inputs_get_their_provider_and_flatten_appends():
+    rset = {"apiVersion": "fluxcd.controlplane.io/v1", "metadata": {"name": "r", "namespace": "ns"}, "spec": {"inputs": [{"a": 1}, {"a": 2}]}}
+    sets = input_sets(rset, {})
+    assert [s["a"] for s in sets] == [1, 2]
+    assert sets[0]["provider"] == {"apiVersion": "fluxcd.controlplane.io/v1", "kind": "ResourceSet", "name": "r", "namespace": "ns"}
+
+
+def test_the_template_subset():
+    assert render("<<- inputs.a ->>  b", {"a": "x"}) == "xb"
+    assert render('<< inputs.a | default "d" >>', {"a": ""}) == "d"
+    assert render("<< inputs.n >>/<< inputs.big >>", {"n": 2.5, "big": 1000000}) == "2.5/1e+06"
+    with pytest.raises(TemplateError, match='no entry for key "b"'):
+        render("<< inputs.b >>", {"a": 1})  # missingkey=error
+    for unsupported in ("<< range inputs.l >><< end >>", "<< $x := 1 >>", "<< inputs.a | sha256sum >>", "<< .a >>"):
+        with pytest.raises(NotEvaluated):
+            render(unsupported, {"a": "x", "l": []})
+    assert normalize_key("My Provider.Name") == "my_provider_name"
+
+
+@pytest.mark.corpus_wide
+def test_d2_fleet_shows_what_its_resource_sets_generate():
+    from .conftest import CORPUS
+
+    repo = CORPUS.parent / "corpus-wide" / "controlplaneio-fluxcd__d2-fleet"
+    if not repo.is_dir():
+        pytest.skip("the wide corpus is absent")
+    clusters = {c.name: c for c in fluxgraph.load(repo).clusters}
+    staging = clusters["clusters/staging"]
+    assert {"cert-manager/infra-controllers", "cert-manager/infra-configs", "monitoring/infra-controllers", "backend/apps", "frontend/apps"} <= set(staging.kustomizations)
+    ks = staging.kustomizations["cert-manager/infra-configs"]
+    assert ks.spec.path == "./configs/staging" and [str(d) for d in ks.spec.depends_on] == ["cert-manager/infra-controllers"]
