@@ -43,6 +43,7 @@ from decimal import Decimal
 from typing import Any
 
 from fluxgraph.model import as_dict, as_list
+from fluxgraph.yamlio import YamlLoadError, load_text
 
 GROUP = "fluxcd.controlplane.io"
 RECONCILE = "fluxcd.controlplane.io/reconcile"
@@ -362,8 +363,6 @@ def _render_value(v: Any, inputs: dict[str, Any]) -> Any:
         out = render(v, inputs)
         if _PLAIN_UNSAFE.search(v) is None:
             # a plain scalar in the YAML the operator renders: read back as YAML
-            from fluxgraph.yamlio import load_text
-
             try:
                 docs = load_text(f"v: {out}\n")
             except Exception:  # noqa: BLE001 - text the operator would fail to read; keep it
@@ -377,6 +376,17 @@ def _render_value(v: Any, inputs: dict[str, Any]) -> Any:
 def build(rset: dict[str, Any], providers: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
     """The objects the ResourceSet ``rset`` generates (``BuildResourceSetFromSpec``). Raises
     NotEvaluated or TemplateError."""
+    try:
+        return _build(rset, providers)
+    except (NotEvaluated, TemplateError):
+        raise
+    except YamlLoadError as e:
+        raise TemplateError(f"the rendered resourcesTemplate is not YAML: {e}") from None
+    except (RecursionError, ValueError, TypeError) as e:
+        raise TemplateError(f"{type(e).__name__}: {e}") from None
+
+
+def _build(rset: dict[str, Any], providers: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
     spec = as_dict(rset.get("spec"))
     sets = input_sets(rset, providers)
     steps = [as_dict(s) for s in as_list(spec.get("steps"))] or [spec]
@@ -398,8 +408,6 @@ def _build_step(step: dict[str, Any], sets: list[dict[str, Any]]) -> Iterator[di
             candidates.append((as_dict(obj), s is not None))
     template = step.get("resourcesTemplate")
     if isinstance(template, str) and template:
-        from fluxgraph.yamlio import load_text
-
         for s in per_set:
             for doc in load_text(render(template, s or {})):
                 if isinstance(doc, dict):

@@ -95,3 +95,21 @@ def test_d2_fleet_shows_what_its_resource_sets_generate():
     assert {"cert-manager/infra-controllers", "cert-manager/infra-configs", "monitoring/infra-controllers", "backend/apps", "frontend/apps"} <= set(staging.kustomizations)
     ks = staging.kustomizations["cert-manager/infra-configs"]
     assert ks.spec.path == "./configs/staging" and [str(d) for d in ks.spec.depends_on] == ["cert-manager/infra-controllers"]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"inputs": [{"a": "x: [y"}], "resourcesTemplate": "a: << inputs.a >>\n"},
+        {"inputs": [{"a": 1}], "resources": [{"k": "<< " + "(" * 3000 + "inputs.a" + ")" * 3000 + " >>"}]},
+        {"inputs": [{"a": 1}], "resources": [{"k": '<< "\\x" >>'}]},
+        {"inputStrategy": {"name": "Bogus"}},
+        {"steps": [{"name": "a"}], "resources": [{}]},
+        {"inputs": [{"a": 1}], "resources": [{"k": "<< inputs.a.b >>"}]},
+        {"inputs": [{"a": 1}], "resources": [{"k": "<< >>"}]},
+        {"inputs": [{"a": 1}], "resources": [{"k": "<< inputs.a | >>"}]},
+    ],
+)
+def test_hostile_resource_sets_are_reported_never_raised(spec):
+    with pytest.raises((NotEvaluated, TemplateError)):
+        resourceset.build({"metadata": {"name": "r", "namespace": "ns"}, "spec": spec}, {})
