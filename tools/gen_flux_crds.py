@@ -28,10 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fluxgraph.fluxapi import reduce_schema  # noqa: E402  (one implementation, shared with the check)
+from fluxgraph.yamlio import load_text  # noqa: E402  (fluxgraph's own YAML reader: no other dependency)
 
 CONTROLLERS = (
     "source-controller",
@@ -98,7 +97,7 @@ def main() -> int:
             ctag = available(repo, m.group(1))
             controllers[c] = m.group(1) if ctag == m.group(1) else f"{m.group(1)} (CRDs read at {ctag})"
             for path in git(repo, "ls-tree", "--name-only", f"{ctag}:config/crd/bases").split():
-                doc = yaml.safe_load(git(repo, "show", f"{ctag}:config/crd/bases/{path}"))
+                [doc] = load_text(git(repo, "show", f"{ctag}:config/crd/bases/{path}"))
                 spec = doc["spec"]
                 versions = {}
                 for v in spec["versions"]:
