@@ -240,3 +240,16 @@ def test_a_field_of_a_newer_release_is_unknown_to_an_older_one(tmp_path):
     old = [f for f in analyze(root, flux_version="2.6").findings if f.rule == "unknown-flux-field"]
     assert len(old) == 1 and "spec.dependsOn[0].readyExpr" in old[0].message
     assert not [f for f in analyze(root, flux_version="2.7").findings if f.rule == "unknown-flux-field"]
+
+
+def test_a_version_no_release_served_is_an_error_for_every_flux_kind(tmp_path):
+    """invalid-flux-object reports a Kustomization version no Flux release served (v9); for the
+    other kinds it is this rule's: the apply fails the same way."""
+    root = tmp_path / "repo"
+    shutil.copytree(REMOVED / "good", root)
+    hr = root / "infra/podinfo.yaml"
+    hr.write_text(hr.read_text().replace("helm.toolkit.fluxcd.io/v2", "helm.toolkit.fluxcd.io/v3"))
+    _, doc = _run(root)
+    [f] = doc["findings"]
+    assert (f["rule"], f["severity"], f["line"]) == ("removed-api-version", "error", 10)
+    assert "uses helm.toolkit.fluxcd.io/v3, which Flux 2.8.0 (pinned in clusters/test/flux-system/gotk-components.yaml) does not serve:" in f["message"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from fluxgraph import flux as flux_mod
 from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext
 from fluxgraph.findings import FixData, RawFinding, Severity
@@ -42,8 +43,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         if entry is not None and entry.served and not entry.deprecated:
             continue
         first, last = fluxapi.history(group, kind, version)
-        if first is None and crd is not None:
-            continue  # no Flux release served it: invalid-flux-object's (unknown API version)
+        if first is None and group == flux_mod.KUSTOMIZE_GROUP and kind == "Kustomization":
+            continue  # a Kustomization version no release served: invalid-flux-object's (unknown-api-version)
         applied = (group, kind) in apis.applied
         source = f"the CRD the cluster applies ({crd.where})" if applied and crd is not None else flux.short()
         removed = fluxapi.removed_in(group, kind, version)
