@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fluxgraph import envsubst, flux, resourceset, substitution
@@ -471,6 +471,10 @@ class ClusterWalker:
         if self._components_escape(node, build_dir):
             node.status = "failed"
             return
+        if spec.ignore_missing_components and spec.components:
+            # fluxcd/pkg kustomize_generator.go: a component whose path does not exist under the
+            # build directory is skipped instead of failing the build
+            spec = replace(spec, components=tuple(c for c in spec.components if self.builder.cache.fs.exists(join(build_dir, c))))
         result = self.builder.build(build_dir, _flux_overlay(spec) if _needs_overlay(spec) else None)
         node.files = result.files
         node.incomplete = result.incomplete

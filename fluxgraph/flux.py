@@ -131,6 +131,8 @@ class FluxKustomization:
     spec: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
     # spec.kubeConfig: the other cluster the objects are applied to (``kube_config_target``)
     kube_config: str | None = None
+    # spec.ignoreMissingComponents (Flux 2.7): components whose path does not exist are left out
+    ignore_missing_components: bool = False
 
     @property
     def id(self) -> str:
@@ -426,6 +428,7 @@ def parse_kustomization(res: Resource, problems: list[Problem], *, default_names
         patches=patches,
         images=images,
         components=components,
+        ignore_missing_components=_bool_field(res, spec, "ignoreMissingComponents", problems, False),
         name_prefix=_str_field(res, spec, "namePrefix", problems) or "",
         name_suffix=_str_field(res, spec, "nameSuffix", problems) or "",
         common_metadata=common,

@@ -74,6 +74,26 @@ CHANGES: tuple[Change, ...] = (
         "and Secrets'; docs/spec/v1/kustomizations.md 'Reacting immediately to configuration dependencies'",
     ),
     Change(
+        "ready-expr",
+        (2, 7),
+        "a Kustomization's dependsOn entry may have readyExpr, a CEL expression that replaces the Ready "
+        "and revision check of that dependency; an older API server drops the field, and the entry is a "
+        "plain dependency",
+        "the Kustomization CRD of fluxcd/kustomize-controller v1.7 (Flux 2.7) is the first whose "
+        "spec.dependsOn items have readyExpr (fluxgraph/data/flux-crds.json); docs/spec/v1/kustomizations.md "
+        "'Dependency Ready Expression' at v1.7.0",
+    ),
+    Change(
+        "ignore-missing-components",
+        (2, 7),
+        "spec.ignoreMissingComponents leaves out a spec.components entry whose path does not exist instead of "
+        "failing the build (the walk honours the field; on an older Flux, unknown-flux-field says the API "
+        "server drops it)",
+        "fluxcd/pkg kustomize/kustomize_generator.go (ignoreComponentsField: 'if !fs.Exists(...) && "
+        "ignoreMissing { continue }'); the Kustomization CRD of kustomize-controller v1.7 (Flux 2.7) is the "
+        "first with the field (fluxgraph/data/flux-crds.json)",
+    ),
+    Change(
         "strict-substitution",
         (2, 9),
         "StrictPostBuildSubstitutions is on by default: a variable without a default that no input defines "

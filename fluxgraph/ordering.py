@@ -52,10 +52,16 @@ def depends_on_entry(spec: dict[str, Any], dep: NamedRef, default_ns: str) -> di
     return spec["dependsOn"][i] if i is not None else {}
 
 
-def has_ready_expr(spec: dict[str, Any], dep: NamedRef, default_ns: str) -> bool:
+def has_ready_expr(model: ClusterModel, spec: flux.FluxKustomization, dep: NamedRef) -> bool:
     """A ``readyExpr`` (CEL, KC v1.7) replaces the built-in readiness and revision check
-    unless the ``AdditiveCELDependencyCheck`` feature gate is on."""
-    expr = depends_on_entry(spec, dep, default_ns).get("readyExpr")
+    unless the ``AdditiveCELDependencyCheck`` feature gate is on. The Flux the cluster runs must
+    have the field (``fluxrelease.CHANGES`` "ready-expr"): an older API server drops it, and
+    the entry is a plain dependency."""
+    from fluxgraph.fluxrelease import since
+
+    if model.flux.minor < since("ready-expr"):
+        return False
+    expr = depends_on_entry(spec.spec, dep, spec.namespace).get("readyExpr")
     return isinstance(expr, str) and bool(expr.strip())
 
 
@@ -67,7 +73,7 @@ def waits_for_revision(model: ClusterModel, node: KustomizationNode, dep: NamedR
     """Whether ``node``'s ``dependsOn`` entry ``dep`` makes it wait for ``dep``'s revision: both
     use the same source and the entry has no ``readyExpr``. A dependency absent from the model
     (a Kustomization to be added) is taken to use ``node``'s source."""
-    if has_ready_expr(node.spec.spec, dep, node.spec.namespace):
+    if has_ready_expr(model, node.spec, dep):
         return False
     other = model.kustomizations.get(str(dep))
     return other is None or source_of(other.spec) == source_of(node.spec)

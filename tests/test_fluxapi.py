@@ -253,3 +253,52 @@ def test_a_version_no_release_served_is_an_error_for_every_flux_kind(tmp_path):
     [f] = doc["findings"]
     assert (f["rule"], f["severity"], f["line"]) == ("removed-api-version", "error", 10)
     assert "uses helm.toolkit.fluxcd.io/v3, which Flux 2.8.0 (pinned in clusters/test/flux-system/gotk-components.yaml) does not serve:" in f["message"]
+
+
+def test_a_ready_expr_orders_nothing_on_a_flux_that_drops_it(tmp_path):
+    """Before Flux 2.7 the API server drops dependsOn[].readyExpr: the entry is a plain
+    dependency again, and it waits for the dependency's revision (same source)."""
+    from fluxgraph import ordering
+    from fluxgraph.flux import NamedRef
+
+    root = write_tree(
+        tmp_path,
+        {
+            "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+            "clusters/prod/apps.yaml": flux_ks("apps", "./apps", "dependsOn:\n  - name: infra\n    readyExpr: status.ready == true\n"),
+            "clusters/prod/infra.yaml": flux_ks("infra", "./apps"),
+            "apps/kustomization.yaml": "resources: [cm.yaml]\n",
+            "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata: {b: c}\n",
+        },
+    )
+    dep = NamedRef("flux-system", "infra")
+    for version, waits in (("2.6", True), ("2.7", False)):
+        [c] = fluxgraph.load(root, flux_version=version).clusters
+        assert ordering.waits_for_revision(c, c.kustomizations["flux-system/apps"], dep) is waits, version
+    # the table's row and the shipped CRDs agree
+    items = lambda m: fluxapi.release_crds(m)[("kustomize.toolkit.fluxcd.io", "Kustomization")].versions["v1"].schema["p"]["spec"]["p"]["dependsOn"]["i"]["p"]  # noqa: E731
+    assert "readyExpr" not in items("2.6") and "readyExpr" in items("2.7")
+    assert fluxrelease.since("ready-expr") == (2, 7)
+
+
+@pytest.mark.parametrize(("ignore", "fails"), [(False, True), (True, False)])
+def test_ignore_missing_components_skips_a_component_that_is_not_there(tmp_path, ignore, fails):
+    """fluxcd/pkg kustomize_generator.go (Flux 2.7): with spec.ignoreMissingComponents a
+    component whose path does not exist is left out; without it the build fails."""
+    extra = "components:\n  - ../components/present\n  - ../components/absent\n" + ("ignoreMissingComponents: true\n" if ignore else "")
+    root = write_tree(
+        tmp_path,
+        {
+            "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+            "clusters/prod/apps.yaml": flux_ks("apps", "./apps/base", extra),
+            "apps/base/kustomization.yaml": "resources: [cm.yaml]\n",
+            "apps/base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata: {b: c}\n",
+            "apps/components/present/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+            "patches:\n  - patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: c, namespace: default}\n      data: {patched: 'yes'}\n",
+        },
+    )
+    [c] = fluxgraph.load(root).clusters
+    ks = c.kustomizations["flux-system/apps"]
+    assert (ks.status == "failed") is fails
+    if not fails:
+        assert ks.objects[0].data["data"] == {"b": "c", "patched": "yes"}

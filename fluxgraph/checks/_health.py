@@ -184,7 +184,7 @@ def ready_before(cluster: ClusterModel, ks_id: str) -> dict[str, str]:
             continue
         for dep in node.spec.depends_on:
             d = str(dep)
-            if d in cluster.kustomizations and not has_ready_expr(node.spec.spec, dep, node.spec.namespace):
+            if d in cluster.kustomizations and not has_ready_expr(cluster, node.spec, dep):
                 out.setdefault(d, x)
     return out
 

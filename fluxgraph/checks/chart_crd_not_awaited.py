@@ -67,7 +67,7 @@ def direct_dependency(cluster: ClusterModel, ks: KustomizationNode, dep_id: str)
         if node is None:
             continue
         for dep in node.spec.depends_on:
-            if str(dep) == dep_id and not has_ready_expr(node.spec.spec, dep, node.spec.namespace):
+            if str(dep) == dep_id and not has_ready_expr(cluster, node.spec, dep):
                 return x
     return None
 

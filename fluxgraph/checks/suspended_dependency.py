@@ -22,7 +22,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             if node is None:
                 continue
             ctx.evaluated()
-            if not node.spec.suspend or has_ready_expr(ks.spec.spec, dep, ks.spec.namespace):
+            if not node.spec.suspend or has_ready_expr(cluster, ks.spec, dep):
                 continue
             src, dep_src = ks.spec.source_ref, node.spec.source_ref
             if src is None or dep_src is None or src.id != dep_src.id:

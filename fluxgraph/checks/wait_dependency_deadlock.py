@@ -30,9 +30,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
     for ks in cluster.kustomizations.values():
         g.add_node(ks.id)
         for dep in ks.spec.depends_on:
-            if str(dep) in cluster.kustomizations and not has_ready_expr(
-                ks.spec.spec, dep, ks.spec.namespace
-            ):
+            if str(dep) in cluster.kustomizations and not has_ready_expr(cluster, ks.spec, dep):
                 g.add_edge(ks.id, str(dep), how="dependsOn", path=None)
         for child, how, path in waited_kustomizations(cluster, ks):
             ctx.evaluated()
