@@ -20,10 +20,13 @@ What is followed, from the operator's source:
   (``permuter.go``, ``keys.go``), with an ``id`` per permutation that is not evaluated.
 * Templates (``newTemplate``): Go ``text/template`` with the delimiters ``<<`` and ``>>``,
   ``missingkey=error``, slim-sprig's functions, ``inputs`` (the input set), ``slugify``,
-  ``toYaml``. The subset rendered here: ``<< inputs.a.b >>`` field chains, string, number and
-  boolean literals, parenthesised pipelines and the functions of ``_FUNCS``; trim markers
-  ``<<-`` and ``->>``. Anything else (``if``, ``range``, variables, other functions) leaves the
-  ResourceSet not evaluated, with the construct named: never a guess.
+  ``toYaml``. The subset rendered here: ``<< inputs.a.b >>`` and ``$var.a`` field chains, dot,
+  string, number and boolean literals, parenthesised pipelines, ``$x := ...``, ``if``/``else
+  if``/``else``/``end``, ``range`` (over lists and maps, sorted keys, with one or two
+  variables and ``else``), the functions of ``_FUNCS`` (sprig's ``get``, ``dig``, ``default``,
+  ``printf`` for ``%s %v %d %q``...), trim markers ``<<-`` and ``->>``. Anything else (``with``,
+  ``define``, other functions or verbs) leaves the ResourceSet not evaluated, with the
+  construct named: never a guess.
 * ``spec.resources`` entries are rendered scalar by scalar (the operator renders their YAML
   form and reads it back, so a rendered scalar that was a plain YAML scalar is read back as
   YAML: ``"<< inputs.replicas >>"`` becomes the number 3); ``resourcesTemplate`` is rendered as
@@ -157,9 +160,10 @@ def _with_provider(sets: list[dict[str, Any]], kind: str, obj: dict[str, Any]) -
 _ACTION = re.compile(r"<<(-\s)?(.*?)(\s-)?>>", re.S)
 _TOKEN = re.compile(
     r"""\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<raw>`[^`]*`)|(?P<num>-?\d+(?:\.\d+)?)|(?P<pipe>\|)|(?P<lp>\()|(?P<rp>\))"""
+    r"""|(?P<decl>:=)|(?P<comma>,)|(?P<var>\$[A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)"""
     r"""|(?P<word>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)|(?P<field>(?:\.[A-Za-z0-9_]+)+|\.)|(?P<other>\S))"""
 )
-_KEYWORDS = frozenset({"if", "else", "end", "range", "with", "define", "template", "block", "break", "continue", "nil"})
+_UNSUPPORTED = frozenset({"with", "define", "template", "block", "break", "continue"})
 
 
 def go_str(v: Any) -> str:
@@ -198,14 +202,71 @@ def _go_float(f: float) -> str:
     return neg + (d[:point] if point > 0 else "0") + "." + "0" * max(0, -point) + d[max(point, 0) :]
 
 
+def truth(v: Any) -> bool:
+    """text/template's truth: false, 0, nil and empty strings, maps and lists are false."""
+    if isinstance(v, _Unknown):
+        raise NotEvaluated(v.what)
+    return not (v is None or v is False or v == 0 or v == "" or v == [] or v == {})
+
+
 def _quote(*args: Any) -> str:
     return " ".join('"' + go_str(a).replace("\\", "\\\\").replace('"', '\\"') + '"' for a in args if a is not None)
 
 
 def _default(d: Any, *given: Any) -> Any:
     v = given[0] if given else None
-    empty = v is None or v == "" or v == [] or v == {} or v is False or v == 0
-    return d if empty else v
+    return v if truth(v) else d
+
+
+def _get(m: Any, key: Any) -> Any:
+    """sprig ``get``: the value at ``key``, or "" where the map has none."""
+    if not isinstance(m, dict):
+        raise TemplateError(f"get: {type(m).__name__} is not a map")
+    return m.get(go_str(key), "")
+
+
+def _dig(*args: Any) -> Any:
+    """sprig ``dig KEY... DEFAULT MAP``: the value at the path of keys, or DEFAULT."""
+    if len(args) < 3 or not isinstance(args[-1], dict):
+        raise TemplateError("dig needs keys, a default and a map")
+    cur: Any = args[-1]
+    for k in args[:-2]:
+        if isinstance(cur, _Unknown):
+            raise NotEvaluated(cur.what)
+        if not isinstance(cur, dict) or go_str(k) not in cur:
+            return args[-2]
+        cur = cur[go_str(k)]
+    return cur
+
+
+def _printf(fmt: Any, *args: Any) -> str:
+    """fmt.Sprintf for the verbs templates use: %s %v %d %q %%."""
+    out, it, f, i = [], iter(args), go_str(fmt), 0
+    while i < len(f):
+        c = f[i]
+        if c != "%" or i + 1 >= len(f):
+            out.append(c)
+            i += 1
+            continue
+        verb = f[i + 1]
+        i += 2
+        if verb == "%":
+            out.append("%")
+            continue
+        try:
+            a = next(it)
+        except StopIteration:
+            out.append(f"%!{verb}(MISSING)")
+            continue
+        if verb in "sv":
+            out.append(go_str(a))
+        elif verb == "d" and isinstance(a, (int, float)) and not isinstance(a, bool) and float(a).is_integer():
+            out.append(str(int(a)))
+        elif verb == "q":
+            out.append(_quote(a))
+        else:
+            raise NotEvaluated(f"printf verb %{verb}, which fluxgraph does not render")
+    return "".join(out)
 
 
 _FUNCS: dict[str, Callable[..., Any]] = {
@@ -219,6 +280,17 @@ _FUNCS: dict[str, Callable[..., Any]] = {
     "replace": lambda old, new, s: go_str(s).replace(go_str(old), go_str(new)),
     "default": _default,
     "toString": go_str,
+    "get": _get,
+    "dig": _dig,
+    "hasKey": lambda m, k: isinstance(m, dict) and go_str(k) in m,
+    "printf": _printf,
+    "eq": lambda a, *b: any(a == x for x in b),
+    "ne": lambda a, b: a != b,
+    "not": lambda a: not truth(a),
+    "and": lambda *a: next((x for x in a if not truth(x)), a[-1]),
+    "or": lambda *a: next((x for x in a if truth(x)), a[-1]),
+    "empty": lambda a: not truth(a),
+    "join": lambda sep, lst: go_str(sep).join(go_str(x) for x in lst) if isinstance(lst, list) else go_str(lst),
 }
 
 
@@ -232,15 +304,29 @@ def _tokens(action: str) -> list[_Tok]:
     out = []
     for m in _TOKEN.finditer(action):
         kind = m.lastgroup
-        if kind is None:
-            continue
-        out.append(_Tok(kind, m.group(kind)))
+        if kind is not None:
+            out.append(_Tok(kind, m.group(kind)))
     return out
 
 
+class _Scope:
+    def __init__(self, inputs: dict[str, Any]) -> None:
+        self.inputs = inputs
+        self.vars: list[dict[str, Any]] = [{"$": None}]
+        self.dot: Any = None
+
+    def lookup(self, name: str) -> Any:
+        for frame in reversed(self.vars):
+            if name in frame:
+                return frame[name]
+        raise TemplateError(f"undefined variable: {name}")
+
+
 class _Pipeline:
-    def __init__(self, toks: list[_Tok], inputs: dict[str, Any]) -> None:
-        self.toks, self.i, self.inputs = toks, 0, inputs
+    """One pipeline of an action: ``operand... | fn args | fn``, evaluated in a scope."""
+
+    def __init__(self, toks: list[_Tok], scope: _Scope) -> None:
+        self.toks, self.i, self.scope = toks, 0, scope
 
     def peek(self) -> _Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -291,25 +377,31 @@ class _Pipeline:
                 raise TemplateError("unclosed left paren")
             self.i += 1
             return v
+        if t.kind == "var":
+            name, *fields = t.text.split(".")
+            return _fields(self.scope.lookup(name), fields, name)
+        if t.kind == "field":
+            return _fields(self.scope.dot, [f for f in t.text.split(".") if f], ".")
         if t.kind == "word":
             head, *fields = t.text.split(".")
             if head in ("true", "false"):
                 return head == "true"
+            if head == "nil":
+                return None
             if head == "inputs":
-                return _fields(self.inputs, fields)
-            if head in _KEYWORDS:
-                raise NotEvaluated(f"the template's {head!r} action, which fluxgraph does not render")
+                return _fields(self.scope.inputs, fields, "inputs")
+            if head in _FUNCS and not fields:
+                return _FUNCS[head]()
             raise NotEvaluated(f"the template function {head!r}, which fluxgraph does not render")
-        if t.kind == "field":
-            raise NotEvaluated(f"the template's {t.text!r} (the operator renders with no data: dot is nil)")
         raise NotEvaluated(f"the template's {t.text!r}, which fluxgraph does not render")
 
 
-def _fields(value: Any, fields: list[str]) -> Any:
-    path = "inputs"
+def _fields(value: Any, fields: list[str], path: str) -> Any:
     for f in fields:
         if isinstance(value, _Unknown):
             raise NotEvaluated(value.what)
+        if value is None:
+            raise TemplateError(f"nil pointer evaluating {path}.{f}")
         if not isinstance(value, dict):
             raise TemplateError(f"can't evaluate field {f} in {path}")
         if f not in value:
@@ -319,33 +411,155 @@ def _fields(value: Any, fields: list[str]) -> Any:
     return value
 
 
-def render(text: str, inputs: dict[str, Any]) -> str:
-    """``text`` with every ``<< ... >>`` action rendered for the input set ``inputs``."""
-    out: list[str] = []
+# the template as a tree: text, actions, and if/range blocks with their bodies
+_Node = Any  # str | ("action", toks) | ("if", [(toks, body)], else_body) | ("range", vars, toks, body, else_body)
+
+
+def _parse(text: str) -> list[_Node]:
+    pieces: list[tuple[str, Any]] = []
     pos = 0
     for m in _ACTION.finditer(text):
         before = text[pos : m.start()]
         if m.group(1):
             before = before.rstrip(" \t\r\n")
-        out.append(before)
-        toks = _tokens(m.group(2))
-        if not toks:
-            raise TemplateError("missing value for command")
-        if toks[0].kind == "word" and toks[0].text.split(".")[0] in _KEYWORDS - {"nil"}:
-            raise NotEvaluated(f"the template's {toks[0].text.split('.')[0]!r} action, which fluxgraph does not render")
-        if any(t.kind == "other" for t in toks):
-            bad = next(t.text for t in toks if t.kind == "other")
-            raise NotEvaluated(f"the template's {bad!r} (variables and other syntax fluxgraph does not render)")
-        p = _Pipeline(toks, inputs)
-        value = p.pipeline()
-        if p.peek() is not None:
-            raise TemplateError(f"unexpected {p.peek().text!r} in operand")  # type: ignore[union-attr]
-        out.append(go_str(value))
+        pieces.append(("text", before))
+        pieces.append(("action", m.group(2)))
         pos = m.end()
         if m.group(3):
             rest = text[pos:]
             pos += len(rest) - len(rest.lstrip(" \t\r\n"))
-    out.append(text[pos:])
+    pieces.append(("text", text[pos:]))
+    body, _, _ = _block(pieces, 0, top=True)
+    return body
+
+
+def _block(pieces: list[tuple[str, Any]], i: int, top: bool = False) -> tuple[list[_Node], int, str]:
+    """Nodes from ``pieces[i]`` to the ``end`` or ``else`` that closes the block: (nodes, next
+    index, "end" / "else ..." / "" at the end of the template)."""
+    out: list[_Node] = []
+    while i < len(pieces):
+        kind, val = pieces[i]
+        i += 1
+        if kind == "text":
+            if val:
+                out.append(val)
+            continue
+        toks = _tokens(val)
+        if not toks:
+            raise TemplateError("missing value for command")
+        head = toks[0].text if toks[0].kind == "word" else ""
+        if head in _UNSUPPORTED:
+            raise NotEvaluated(f"the template's {head!r} action, which fluxgraph does not render")
+        if head in ("end", "else"):
+            if top:
+                raise TemplateError(f"unexpected {head}")
+            return out, i, val.strip()
+        if head == "if":
+            branches: list[tuple[list[_Tok], list[_Node]]] = [(toks[1:], [])]
+            elses: list[_Node] = []
+            while True:
+                body, i, closer = _block(pieces, i)
+                branches[-1] = (branches[-1][0], body)
+                if closer == "end":
+                    break
+                rest = _tokens(closer)[1:]
+                if rest and rest[0].kind == "word" and rest[0].text == "if":
+                    branches.append((rest[1:], []))
+                    continue
+                elses, i, closer = _block(pieces, i)
+                if closer != "end":
+                    raise TemplateError("expected end after else")
+                break
+            out.append(("if", branches, elses))
+            continue
+        if head == "range":
+            rest = toks[1:]
+            names: list[str] = []
+            if any(t.kind == "decl" for t in rest):
+                k = next(j for j, t in enumerate(rest) if t.kind == "decl")
+                names = [t.text for t in rest[:k] if t.kind == "var"]
+                rest = rest[k + 1 :]
+            body, i, closer = _block(pieces, i)
+            elses = []
+            if closer != "end":
+                elses, i, closer = _block(pieces, i)
+                if closer != "end":
+                    raise TemplateError("expected end after else")
+            out.append(("range", names, rest, body, elses))
+            continue
+        if any(t.kind == "decl" for t in toks):
+            if toks[0].kind != "var" or len(toks) < 3 or toks[1].kind != "decl":
+                raise NotEvaluated("a template variable declaration fluxgraph does not render")
+            out.append(("set", toks[0].text, toks[2:]))
+            continue
+        if any(t.kind in ("other", "comma") for t in toks):
+            bad = next(t.text for t in toks if t.kind in ("other", "comma"))
+            raise NotEvaluated(f"the template's {bad!r}, which fluxgraph does not render")
+        out.append(("action", toks))
+    if not top:
+        raise TemplateError("unexpected EOF: a block has no end")
+    return out, i, ""
+
+
+def _eval_pipeline(toks: list[_Tok], scope: _Scope) -> Any:
+    p = _Pipeline(toks, scope)
+    value = p.pipeline()
+    if (t := p.peek()) is not None:
+        raise TemplateError(f"unexpected {t.text!r} in operand")
+    return value
+
+
+def _execute(nodes: list[_Node], scope: _Scope, out: list[str]) -> None:
+    for n in nodes:
+        if isinstance(n, str):
+            out.append(n)
+        elif n[0] == "action":
+            out.append(go_str(_eval_pipeline(n[1], scope)))
+        elif n[0] == "set":
+            scope.vars[-1][n[1]] = _eval_pipeline(n[2], scope)
+        elif n[0] == "if":
+            for cond, body in n[1]:
+                if truth(_eval_pipeline(cond, scope)):
+                    _execute(body, scope, out)
+                    break
+            else:
+                _execute(n[2], scope, out)
+        elif n[0] == "range":
+            names, toks, body, elses = n[1], n[2], n[3], n[4]
+            seq = _eval_pipeline(toks, scope)
+            if isinstance(seq, _Unknown):
+                raise NotEvaluated(seq.what)
+            if isinstance(seq, dict):
+                items = [(k, seq[k]) for k in sorted(seq)]
+            elif isinstance(seq, list):
+                items = list(enumerate(seq))
+            elif seq is None:
+                items = []
+            else:
+                raise TemplateError(f"range can't iterate over {go_str(seq)}")
+            if not items:
+                _execute(elses, scope, out)
+                continue
+            saved = scope.dot
+            for k, v in items:
+                frame: dict[str, Any] = {}
+                if len(names) == 1:
+                    frame[names[0]] = v
+                elif len(names) >= 2:
+                    frame[names[0]], frame[names[1]] = k, v
+                scope.vars.append(frame)
+                scope.dot = v
+                try:
+                    _execute(body, scope, out)
+                finally:
+                    scope.vars.pop()
+            scope.dot = saved
+
+
+def render(text: str, inputs: dict[str, Any]) -> str:
+    """``text`` with every ``<< ... >>`` action rendered for the input set ``inputs``."""
+    out: list[str] = []
+    _execute(_parse(text), _Scope(inputs), out)
     return "".join(out)
 
 

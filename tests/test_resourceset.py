@@ -36,8 +36,14 @@ def test_the_generated_kustomizations_are_walked(lab):
 
 
 def test_permute_scopes_each_provider_and_static_providers_give_their_defaults(lab):
-    names = sorted(o.ref.name for o in lab.objects() if o.ref.kind == "ConfigMap" and o.ref.namespace == "flux-system")
+    names = sorted(o.ref.name for o in lab.objects() if o.ref.kind == "ConfigMap" and o.ref.name.endswith("eu-west-1"))
     assert names == ["api-eu-west-1", "web-eu-west-1"]
+
+
+def test_if_range_variables_and_sprig_functions_render(lab):
+    """tenants/conditional.yaml: if/else, range $v := ..., printf, get | default | quote."""
+    got = sorted((o.ref.name, o.data["data"]["capacity"]) for o in lab.objects() if o.ref.name.startswith("backups-"))
+    assert got == [("backups-notes", "1Gi"), ("backups-photos", "50Gi")]
 
 
 def test_what_cannot_be_rendered_is_not_evaluated_with_why():
@@ -45,8 +51,8 @@ def test_what_cannot_be_rendered_is_not_evaluated_with_why():
     assert [f.rule for f in report.findings if f.severity.value == "error"] == []
     why = sorted(p.message for p in report.not_evaluated if p.code == "not-evaluated-resourceset")
     assert len(why) == 2
-    assert "ResourceSet flux-system/conditional" in why[0] and "'if' action" in why[0]
-    assert "ResourceSet flux-system/previews" in why[1] and "GitHubPullRequest" in why[1]
+    assert "ResourceSet flux-system/previews" in why[0] and "GitHubPullRequest" in why[0]
+    assert "ResourceSet flux-system/unrendered" in why[1] and "'toYaml'" in why[1]
 
 
 def test_a_rendered_plain_scalar_is_read_back_as_yaml():
@@ -77,9 +83,18 @@ def test_the_template_subset():
     assert render("<< inputs.n >>/<< inputs.big >>", {"n": 2.5, "big": 1000000}) == "2.5/1e+06"
     with pytest.raises(TemplateError, match='no entry for key "b"'):
         render("<< inputs.b >>", {"a": 1})  # missingkey=error
-    for unsupported in ("<< range inputs.l >><< end >>", "<< $x := 1 >>", "<< inputs.a | sha256sum >>", "<< .a >>"):
+    for unsupported in ("<< with inputs.l >><< end >>", "<< inputs.a | sha256sum >>", '<< printf "%x" 1 >>', "<< toYaml inputs.l >>"):
         with pytest.raises(NotEvaluated):
             render(unsupported, {"a": "x", "l": []})
+    # the control structures and variables text/template has
+    t = "<<- range $i, $v := inputs.l >>[<< $i >>=<< $v >>]<<- else >>none<<- end >>"
+    assert render(t, {"l": ["a", "b"]}) == "[0=a][1=b]" and render(t, {"l": []}) == "none"
+    assert render("<< range $k, $v := inputs.m >><< $k >><< $v >>,<< end >>", {"m": {"b": 2, "a": 1}}) == "a1,b2,"
+    assert render("<< if eq inputs.a \"x\" >>yes<< else if inputs.b >>b<< else >>no<< end >>", {"a": "y", "b": 1}) == "b"
+    assert render("<< $n := inputs.a >><< range inputs.l >><< . >>-<< $n >> << end >>", {"a": "x", "l": [1, 2]}) == "1-x 2-x "
+    assert render('<< dig "k" "d" inputs >>/<< dig "z" "d" inputs >>', {"k": "v"}) == "v/d"
+    with pytest.raises(TemplateError, match="no end"):
+        render("<< if inputs.a >>x", {"a": 1})
     assert normalize_key("My Provider.Name") == "my_provider_name"
 
 
