@@ -62,6 +62,16 @@ class AppliedObject:
         return self.resource.origin.location
 
     @property
+    def operator_applied(self) -> str | None:
+        """The Flux Operator ResourceSet that generates this object (``fluxgraph.resourceset``),
+        or None. Such an object is applied, copied into (``fluxcd.controlplane.io/copyFrom``) and
+        garbage-collected by flux-operator for the ResourceSet, not by the Kustomization that
+        applies the ResourceSet (``owner``): the ownership and prune rules leave it to the
+        ResourceSet."""
+        g = self.resource.origin.generated_by
+        return g if g is not None and g.startswith("ResourceSet ") else None
+
+    @property
     def pre_substitution(self) -> dict[str, Any]:
         return self.raw if self.raw is not None else self.resource.data
 
@@ -583,6 +593,7 @@ class ClusterWalker:
                 o = rs.resource.origin
                 origin = Origin(o.file, o.line, o.doc_index, o.via, generated_by=what, home=o.home)
                 for data in generated:
+                    self._copy_from(node, data)
                     r = Resource(data, origin)
                     node.objects.append(AppliedObject(r, node.spec.id, self._flux_ref(r, node.target)))
                 continue
@@ -596,6 +607,26 @@ class ClusterWalker:
                     subject=f"resourceset:{rs.ref.key}",
                 )
             )
+
+    def _copy_from(self, node: KustomizationNode, data: dict[str, Any]) -> None:
+        """A ConfigMap or Secret a ResourceSet generates with ``fluxcd.controlplane.io/copyFrom:
+        <namespace>/<name>``: flux-operator writes the source object's data into it when it
+        applies it (``internal/controller/resourceset_controller_configs.go`` ``copyResources``),
+        so it holds the source's values where the repository applies the source."""
+        if data.get("kind") not in ("ConfigMap", "Secret"):
+            return
+        src = as_dict(as_dict(as_dict(data.get("metadata")).get("annotations"))).get("fluxcd.controlplane.io/copyFrom")
+        if not isinstance(src, str) or "/" not in src:
+            return
+        ns, _, name = src.partition("/")
+        source = self.index.get((node.target, str(data["kind"]), ns, name)) or next(
+            (o for o in node.objects if (o.ref.target, o.ref.kind, o.ref.namespace, o.ref.name) == (node.target, data["kind"], ns, name)), None
+        )
+        if source is None:
+            return
+        for key in ("data", "stringData", "binaryData"):
+            if isinstance(source.data.get(key), dict):
+                data[key] = dict(source.data[key])
 
     def _flux_ref(self, r: Resource, target: str) -> ObjRef:
         """Flux's inventory identity: the API server clears the namespace of a cluster-scoped

@@ -10,7 +10,8 @@ cluster's own builds read or apply:
   flux-instance chart; a range resolves to the newest release that a pinned
   ``distribution.artifact`` (``flux-operator-manifests:v0.46.0``) carries;
 * the ``oci://ghcr.io/fluxcd/flux-manifests`` OCIRepository a Kustomization installs Flux from
-  (``spec.ref.tag``);
+  (``spec.ref.tag``), or a GitRepository of ``github.com/fluxcd/flux2`` at a tag (a
+  Kustomization then builds its ``./manifests/install``);
 * a kustomization resource ``github.com/fluxcd/flux2/manifests/install?ref=v2.2.3`` or the
   release's ``install.yaml`` URL.
 
@@ -248,6 +249,9 @@ def detect(model: ClusterModel, cache: FileCache) -> FluxRelease:
         elif ref.kind == "HelmRelease":
             distribution = as_dict(as_dict(as_dict(spec.get("values")).get("instance")).get("distribution"))
         elif ref.kind == "OCIRepository" and str(spec.get("url", "")).rstrip("/").endswith("fluxcd/flux-manifests"):
+            found = _str(as_dict(spec.get("ref")).get("tag"))
+        elif ref.kind == "GitRepository" and re.search(r"github\.com[/:]fluxcd/flux2(\.git)?/?$", str(spec.get("url", ""))):
+            # the Git twin of flux-manifests: a Kustomization builds ./manifests/install from it
             found = _str(as_dict(spec.get("ref")).get("tag"))
         found = found or _str(distribution.get("version"))
         default = ""

@@ -302,3 +302,19 @@ def test_ignore_missing_components_skips_a_component_that_is_not_there(tmp_path,
     assert (ks.status == "failed") is fails
     if not fails:
         assert ks.objects[0].data["data"] == {"b": "c", "patched": "yes"}
+
+
+def test_a_flux2_git_repository_at_a_tag_is_a_pin(tmp_path):
+    """Flux installed from a GitRepository of github.com/fluxcd/flux2 at a tag (a Kustomization
+    builds its ./manifests/install): the Git twin of the flux-manifests OCIRepository."""
+    root = _repo(
+        tmp_path,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n",
+        **{
+            "clusters/prod/flux-installation.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
+            "metadata: {name: flux-installation, namespace: flux-system}\n"
+            "spec: {interval: 10m, url: https://github.com/fluxcd/flux2, ref: {tag: v0.31.4}}\n",
+        },
+    )
+    [c] = fluxgraph.load(root).clusters
+    assert c.flux.version == "0.31.4" and "GitRepository flux-installation" in c.flux.where

@@ -128,3 +128,16 @@ def test_d2_fleet_shows_what_its_resource_sets_generate():
 def test_hostile_resource_sets_are_reported_never_raised(spec):
     with pytest.raises((NotEvaluated, TemplateError)):
         resourceset.build({"metadata": {"name": "r", "namespace": "ns"}, "spec": spec}, {})
+
+
+def test_what_the_operator_applies_is_the_resource_sets(lab):
+    """flux-operator applies, copies into and prunes what a ResourceSet generates: a copyFrom
+    ConfigMap holds its source's values; the Kustomization's prune and revision rules leave the
+    generated objects to the ResourceSet."""
+    a = lab.kustomizations["team-a/apps"]
+    assert (a.variables.get("CLUSTER"), a.variable_origin.get("CLUSTER")) == ("lab", "ConfigMap/team-a/runtime-info")
+    generated = [o for o in lab.objects() if o.operator_applied == "ResourceSet flux-system/teams"]
+    assert {o.ref.kind for o in generated} == {"Namespace", "ConfigMap", "Kustomization"}
+    rules = {f.rule for f in analyze(FLEET).findings}
+    # the generated Namespaces are pruned by flux-operator, the copy is not a value of the revision
+    assert "prunable-shared-namespace" not in rules and "substitute-from-race" not in rules

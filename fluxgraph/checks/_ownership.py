@@ -229,6 +229,8 @@ def shared_namespaces(cluster: ClusterModel) -> tuple[list[SharedNamespace], int
         decl = use.declarations[0]
         if not owner.spec.prune or gc_protection(decl) is not None or id(decl) in renamed:
             continue  # (a renamed one is reported as renamed-namespace)
+        if decl.operator_applied is not None:
+            continue  # flux-operator prunes what a ResourceSet generates, not the Kustomization
         if owner.parent is None and use.name == owner.spec.namespace and use.target == owner.home:
             # The root Kustomization declaring the namespace it lives in (flux bootstrap's
             # gotk-components.yaml): pruned only when Flux itself is uninstalled or the root

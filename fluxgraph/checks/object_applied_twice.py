@@ -99,7 +99,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
     by_id: dict[ObjRef, list[AppliedObject]] = defaultdict(list)
     for obj in ctx.cluster.objects():
         r = obj.ref
-        if r.name and r.kind and not unresolved(r):
+        # what a ResourceSet generates is applied once, by flux-operator (the ResourceSet itself is counted)
+        if r.name and r.kind and not unresolved(r) and obj.operator_applied is None:
             by_id[r].append(obj)
     ctx.evaluated(len(by_id))
     for objs in by_id.values():

@@ -11,7 +11,7 @@ from fluxgraph.checks import CheckContext
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.checks._ownership import depends_on_after, ks_object, ordered_after, revision_ordered_after
 from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path, tokens
-from fluxgraph.cluster import ClusterModel, KustomizationNode
+from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.discovery import bootstrapped
 from fluxgraph.findings import FixData, RawFinding, Severity
 from fluxgraph.materialize import store_of
@@ -149,6 +149,10 @@ def _self(
     return replace(raw, message=raw.message + stale + fresh, related=(*raw.related, related), severity=Severity.INFO)
 
 
+def _copied(obj: AppliedObject) -> bool:
+    return "fluxcd.controlplane.io/copyFrom" in as_dict(as_dict(obj.data.get("metadata")).get("annotations"))
+
+
 @per_cluster
 def _store_owners(cluster: ClusterModel) -> dict[tuple[str, str, str, str], set[str]]:
     """(target cluster, kind, namespace, name) of every external-secrets store the cluster
@@ -253,6 +257,11 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             prods = producers(cluster, sf.kind, ns, sf.name, ks.home)
             if not prods:
                 continue  # missing-substitute-from
+            # a copy flux-operator writes for a ResourceSet (fluxcd.controlplane.io/copyFrom)
+            # holds the source object's values, not those of a revision: no revision race
+            prods = [p for p in prods if not (p.obj.operator_applied and _copied(p.obj))]
+            if not prods:
+                continue
             target = f"{sf.kind}/{ns}/{sf.name}"
             loc = field_location(decl, substitute_from_path(decl, sf.kind, sf.name), ks.declared_at or ks.spec.location)
             first = (
