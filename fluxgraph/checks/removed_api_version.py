@@ -51,7 +51,6 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         served = [v for v, e in sorted(crd.versions.items()) if e.served and not e.deprecated] if crd is not None else []
         migrate = f"flux migrate -f . rewrites it to {group}/{served[0]}" if len(served) == 1 else "flux migrate -f . rewrites it"
         what = f"{kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-        api = f"{group}/{version} {kind}"
         if entry is None or not entry.served:
             if crd is None:
                 fact = f"{source} has no {kind} kind ({group})"
@@ -61,7 +60,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 fact += f"; Flux {last} is the last to serve it"
             tail = f"(no matches for kind {kind} in version {group}/{version}); {migrate}"
             message = f"{what} uses {group}/{version}, which {fact}: the apply of {obj.owner} fails {tail}"
-            cause = f"{api}, which {fact}: the apply of each Kustomization applying one fails {tail}"
+            cause = f"{kind} objects use {group}/{version}, which {fact}: the apply of each Kustomization applying one fails {tail}"
             severity = Severity.WARNING if flux.assumed and not applied else Severity.ERROR
             verdict = "removed"
         else:
@@ -69,7 +68,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             soon = removed is not None and nxt is not None and removed == nxt
             when = f"Flux {removed} removes it" if removed else "a later Flux removes it"
             message = f"{what} uses {group}/{version}, which {source} serves deprecated: {when}; {migrate}"
-            cause = f"{api}, which {source} serves deprecated: {when}; {migrate}"
+            cause = f"{kind} objects use {group}/{version}, which {source} serves deprecated: {when}; {migrate}"
             severity = Severity.WARNING if soon else Severity.INFO
             verdict = "deprecated"
         raw = ctx.finding(
