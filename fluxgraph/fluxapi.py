@@ -41,7 +41,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph.model import Location, Problem, as_dict, as_list
+from fluxgraph.model import Location, Problem, as_dict, as_list, dotted
 
 if TYPE_CHECKING:
     from fluxgraph.cluster import AppliedObject, ClusterModel
@@ -161,23 +161,18 @@ def removed_in(group: str, kind: str, version: str) -> str | None:
     """The first Flux minor of the data, after one that served it, that no longer serves the
     version: the release that removed it."""
     _, last = history(group, kind, version)
-    if last is None:
-        return None
+    return next_minor(last) if last is not None else None
+
+
+def next_minor(minor: str) -> str | None:
+    """The Flux minor after ``minor`` in the data, or None after the newest."""
     rel = releases()
-    i = rel.index(last)
+    i = rel.index(minor)
     return rel[i + 1] if i + 1 < len(rel) else None
 
 
 def _serves(crd: Crd | None, version: str) -> bool:
     return crd is not None and version in crd.versions and crd.versions[version].served
-
-
-def storage_version(minor: str, group: str, kind: str) -> str | None:
-    crd = release_crds(minor).get((group, kind))
-    if crd is None:
-        return None
-    served = [v for v, e in crd.versions.items() if e.served and not e.deprecated]
-    return served[0] if len(served) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -265,12 +260,7 @@ def unevaluated(model: ClusterModel) -> Problem | None:
     if (2, 0) <= minor <= LATEST:
         return None
     kinds = {(o.ref.group, o.ref.kind) for o in flux_objects(model)}
-    crds = {
-        (as_dict(o.data.get("spec")).get("group"), as_dict(as_dict(o.data.get("spec")).get("names")).get("kind"))
-        for o in model.objects()
-        if o.ref.kind == "CustomResourceDefinition" and o.ref.group == CRD_GROUP and not o.ref.target
-    }
-    if kinds <= crds:
+    if kinds <= set(crd_objects(model)):
         return None  # nothing, or only kinds whose CRDs the cluster applies itself
     if minor < (2, 0):
         why = "predates Flux 2.0, the oldest release whose CRDs fluxgraph ships"
@@ -317,6 +307,15 @@ class UnknownField:
     known: tuple[str, ...]  # the fields the schema has there
     suggestion: str | None  # the nearest known field
     required_missing: tuple[str, ...]  # required fields of the parent mapping the object lacks
+
+
+def unknown_field_words(u: UnknownField) -> tuple[str, str, str]:
+    """How the field rules name an unknown field: its dotted path, its parent's (``""`` at the
+    top) and the "; did you mean ...?" hint (``""`` without a suggestion)."""
+    name = dotted(u.path)
+    parent = dotted(u.path[:-1]) if len(u.path) > 1 else ""
+    hint = f"; did you mean {parent + '.' if parent else ''}{u.suggestion}?" if u.suggestion else ""
+    return name, parent, hint
 
 
 def unknown_fields(data: dict[str, Any], schema: Schema) -> list[UnknownField]:

@@ -224,10 +224,9 @@ def test_unknown_fields_are_found_with_the_nearest_known_one():
     assert not any("spec.values." in f.message for f in report.findings)
 
 
-def test_a_field_of_a_newer_release_is_unknown_to_an_older_one(tmp_path):
-    """dependsOn[].readyExpr exists from Flux 2.7 (kustomize-controller v1.7): on 2.6 the API
-    server drops it, so the dependency is the plain Ready check."""
-    root = write_tree(
+def _ready_expr_repo(tmp_path):
+    """apps dependsOn infra (same source) through an entry with a readyExpr."""
+    return write_tree(
         tmp_path,
         {
             "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
@@ -237,6 +236,12 @@ def test_a_field_of_a_newer_release_is_unknown_to_an_older_one(tmp_path):
             "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata: {b: c}\n",
         },
     )
+
+
+def test_a_field_of_a_newer_release_is_unknown_to_an_older_one(tmp_path):
+    """dependsOn[].readyExpr exists from Flux 2.7 (kustomize-controller v1.7): on 2.6 the API
+    server drops it, so the dependency is the plain Ready check."""
+    root = _ready_expr_repo(tmp_path)
     old = [f for f in analyze(root, flux_version="2.6").findings if f.rule == "unknown-flux-field"]
     assert len(old) == 1 and "spec.dependsOn[0].readyExpr" in old[0].message
     assert not [f for f in analyze(root, flux_version="2.7").findings if f.rule == "unknown-flux-field"]
@@ -261,16 +266,7 @@ def test_a_ready_expr_orders_nothing_on_a_flux_that_drops_it(tmp_path):
     from fluxgraph import ordering
     from fluxgraph.flux import NamedRef
 
-    root = write_tree(
-        tmp_path,
-        {
-            "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
-            "clusters/prod/apps.yaml": flux_ks("apps", "./apps", "dependsOn:\n  - name: infra\n    readyExpr: status.ready == true\n"),
-            "clusters/prod/infra.yaml": flux_ks("infra", "./apps"),
-            "apps/kustomization.yaml": "resources: [cm.yaml]\n",
-            "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata: {b: c}\n",
-        },
-    )
+    root = _ready_expr_repo(tmp_path)
     dep = NamedRef("flux-system", "infra")
     for version, waits in (("2.6", True), ("2.7", False)):
         [c] = fluxgraph.load(root, flux_version=version).clusters

@@ -64,7 +64,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             severity = Severity.WARNING if flux.assumed and not applied else Severity.ERROR
             verdict = "removed"
         else:
-            nxt = _next(apis.release) if apis.release is not None else None
+            nxt = fluxapi.next_minor(apis.release) if apis.release is not None else None
             soon = removed is not None and nxt is not None and removed == nxt
             when = f"Flux {removed} removes it" if removed else "a later Flux removes it"
             message = f"{what} uses {group}/{version}, which {source} serves deprecated: {when}; {migrate}"
@@ -88,9 +88,3 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             first_at[key] = raw.location
     for key, raw, cause in found:
         yield replace(raw, cause=first_at[key], cause_message=cause, cause_subject="|".join(key))
-
-
-def _next(minor: str) -> str | None:
-    rel = fluxapi.releases()
-    i = rel.index(minor)
-    return rel[i + 1] if i + 1 < len(rel) else None

@@ -16,7 +16,6 @@ from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext
 from fluxgraph.findings import FixData, RawFinding
 from fluxgraph.gc import APPLY_EXCLUSIONS, metadata_match
-from fluxgraph.model import dotted
 
 ID = "unknown-custom-resource-field"
 
@@ -40,9 +39,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         ctx.evaluated()
         what = f"{obj.ref.kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
         for u in fluxapi.unknown_fields(obj.data, entry.schema):
-            name = dotted(u.path)
-            parent = dotted(u.path[:-1]) if len(u.path) > 1 else ""
-            hint = f"; did you mean {parent + '.' if parent else ''}{u.suggestion}?" if u.suggestion else ""
+            name, parent, hint = fluxapi.unknown_field_words(u)
             yield ctx.finding(
                 f"{what} has {name}, which the {obj.resource.api_version} {obj.ref.kind} of the CRD the cluster applies "
                 f"({crd.where}) does not have: the API server drops it when {obj.owner} applies the object{hint}",

@@ -16,7 +16,6 @@ from dataclasses import replace
 from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext
 from fluxgraph.findings import FixData, RawFinding, Severity
-from fluxgraph.model import dotted
 
 ID = "unknown-flux-field"
 
@@ -37,9 +36,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         of = f"the CRD the cluster applies ({crd.where})" if (group, obj.ref.kind) in apis.applied else cluster.flux.short()
         schema = f"the {group}/{version} {obj.ref.kind} of {of}"
         for u in fluxapi.unknown_fields(obj.data, entry.schema):
-            name = dotted(u.path)
-            parent = dotted(u.path[:-1]) if len(u.path) > 1 else ""
-            hint = f"; did you mean {parent + '.' if parent else ''}{u.suggestion}?" if u.suggestion else ""
+            name, parent, hint = fluxapi.unknown_field_words(u)
             fix = FixData.none(
                 f"renaming {u.path[-1]} to {u.suggestion} is a decision (the field may belong to another apiVersion)"
                 if u.suggestion
