@@ -314,3 +314,16 @@ def test_a_flux2_git_repository_at_a_tag_is_a_pin(tmp_path):
     )
     [c] = fluxgraph.load(root).clusters
     assert c.flux.version == "0.31.4" and "GitRepository flux-installation" in c.flux.where
+
+
+def test_a_version_newer_than_the_pin_doubts_the_pin(tmp_path):
+    """helm.toolkit.fluxcd.io/v2 is first served by Flux 2.3: under a 2.2 pin either the pin is
+    behind the Flux that runs or the apply fails. A warning that says both, not an error."""
+    root = tmp_path / "repo"
+    shutil.copytree(REMOVED / "good", root)
+    comp = root / "clusters/test/flux-system/gotk-components.yaml"
+    comp.write_text(comp.read_text().replace("v2.8.0", "v2.2.0"))
+    code, doc = _run(root)
+    found = [f for f in doc["findings"] if f["rule"] == "removed-api-version"]
+    assert code == 0 and [(f["line"], f["severity"]) for f in found] == [(1, "warning"), (10, "warning")]  # HelmRepository v1 too
+    assert all("does not serve yet (Flux 2.3 is the first to): either the cluster runs a newer Flux than the repository pins" in f["message"] for f in found)

@@ -51,7 +51,23 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         served = [v for v, e in sorted(crd.versions.items()) if e.served and not e.deprecated] if crd is not None else []
         migrate = f"flux migrate -f . rewrites it to {group}/{served[0]}" if len(served) == 1 else "flux migrate -f . rewrites it"
         what = f"{kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-        if entry is None or not entry.served:
+        rel = fluxapi.releases()
+        ahead = not applied and first is not None and apis.release is not None and rel.index(first) > rel.index(apis.release)
+        if (entry is None or not entry.served) and ahead:
+            # a version of a later release: the pin contradicts the repository's own objects
+            fact = f"{source} does not serve yet (Flux {first} is the first to)"
+            tail = f"(no matches for kind {kind} in version {group}/{version})"
+            message = (
+                f"{what} uses {group}/{version}, which {fact}: either the cluster runs a newer Flux than the "
+                f"repository pins, or the apply of {obj.owner} fails {tail}"
+            )
+            cause = (
+                f"{kind} objects use {group}/{version}, which {fact}: either the cluster runs a newer Flux than "
+                f"the repository pins, or the apply of each Kustomization applying one fails {tail}"
+            )
+            severity = Severity.WARNING
+            verdict = "ahead"
+        elif entry is None or not entry.served:
             if crd is None:
                 fact = f"{source} has no {kind} kind ({group})"
             else:
