@@ -157,6 +157,8 @@ def run_checks(
             for raw in checks[rid](ctx):
                 stamp(rid, raw, cluster.name)
             assertions += ctx.assertions
+            for p in ctx.unevaluated:
+                not_evaluated.setdefault((p.code, p.location, p.message), p)
         for p in [*cluster.problems, *(p for ks in cluster.kustomizations.values() for p in ks.problems)]:
             if p.not_evaluated:
                 not_evaluated.setdefault((p.code, p.location, p.message), p)

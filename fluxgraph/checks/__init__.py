@@ -3,7 +3,7 @@
 A check reads the built cluster model (``ctx.cluster``) and yields ``RawFinding``s; it does no
 I/O, prints nothing and never decides severity or suppression (the engine does). It calls
 ``ctx.evaluated()`` once per assertion it evaluates, so that a clean report says how much was
-looked at. Modules are discovered from this package; the catalog test keeps every check
+looked at, and ``ctx.not_evaluated(problem)`` for what it could not look at. Modules are discovered from this package; the catalog test keeps every check
 matched by a ``rules/<ID>.md`` entry and a good/bad fixture pair.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,12 @@ class CheckContext(_Findings):
     cluster: ClusterModel
     repo: Repository
     assertions: int = 0
+    unevaluated: list[Problem] = field(default_factory=list)
+
+    def not_evaluated(self, problem: Problem) -> None:
+        """Say what the check could not look at (a ``Problem`` with ``not_evaluated``): the
+        report counts it apart, so that a clean report never covers it."""
+        self.unevaluated.append(replace(problem, not_evaluated=True))
 
     def problems(self) -> Iterator[Problem]:
         """Every problem the model recorded for this cluster (loading, building, parsing)."""
