@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -62,10 +63,13 @@ MIGRATE_DOC = "https://fluxcd.io/flux/cmd/flux_migrate/"
 Schema = dict[str, Any]
 
 
-def reduce_schema(schema: Any) -> Schema:
-    """The parts of an OpenAPI v3 schema the field check reads (see the module docstring)."""
+def reduce_schema(schema: Any, ref: Callable[[str], Schema] | None = None) -> Schema:
+    """The parts of an OpenAPI v3 schema the field check reads (see the module docstring);
+    ``ref`` resolves a ``$ref`` (``k8sapi``'s definitions), which is otherwise open."""
     if not isinstance(schema, dict):
         return {}
+    if ref is not None and isinstance(schema.get("$ref"), str):
+        return ref(schema["$ref"])
     out: Schema = {}
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         out["u"] = 1
@@ -73,20 +77,20 @@ def reduce_schema(schema: Any) -> Schema:
         out["e"] = 1  # an embedded object: apiVersion, kind and metadata are implied
     props = schema.get("properties")
     if isinstance(props, dict):
-        out["p"] = {str(k): reduce_schema(v) for k, v in sorted(props.items(), key=lambda kv: str(kv[0]))}
+        out["p"] = {str(k): reduce_schema(v, ref) for k, v in sorted(props.items(), key=lambda kv: str(kv[0]))}
     if isinstance(schema.get("items"), dict):
-        out["i"] = reduce_schema(schema["items"])
+        out["i"] = reduce_schema(schema["items"], ref)
     ap = schema.get("additionalProperties")
     if ap is True or (isinstance(ap, dict) and not ap):
         out["a"] = {}
     elif isinstance(ap, dict):
-        out["a"] = reduce_schema(ap)
+        out["a"] = reduce_schema(ap, ref)
     req = schema.get("required")
     if isinstance(req, list) and req:
         out["r"] = sorted(str(r) for r in req)
     for combinator in ("anyOf", "oneOf", "allOf"):
         for sub in as_list(schema.get(combinator)):
-            for k, v in reduce_schema(sub).get("p", {}).items():
+            for k, v in reduce_schema(sub, ref).get("p", {}).items():
                 out.setdefault("p", {}).setdefault(k, v)
     return out
 
@@ -321,9 +325,10 @@ def unknown_field_words(u: UnknownField) -> tuple[str, str, str]:
 def unknown_fields(data: dict[str, Any], schema: Schema) -> list[UnknownField]:
     """The keys of ``data`` that ``schema`` does not have, where it says which it has (a mapping
     with properties, no additionalProperties, no preserve-unknown-fields). ``metadata`` is the
-    API server's ObjectMeta, not the CRD's, and is not looked at."""
+    API server's ObjectMeta, not the CRD's, and is not looked at; nor is a SOPS document's
+    top-level ``sops`` block, which kustomize-controller removes when it decrypts the document."""
     out: list[UnknownField] = []
-    _walk({k: v for k, v in data.items() if k != "metadata"}, schema, (), out)
+    _walk({k: v for k, v in data.items() if k not in ("metadata", "sops")}, schema, (), out)
     return out
 
 

@@ -15,7 +15,7 @@ fluxgraph reads the newest version the installed package has, found with
 ``importlib.util.find_spec`` (the package's own module, which imports jsonschema, is never
 imported), and only when a cluster applies a built-in object: loading its 1.8 MB of definitions
 costs about 10 ms (docs/performance.md). A definition is reduced to what the field check reads
-(``fluxapi.reduce_schema``'s format) when an object first needs it; ``$ref``s become shared,
+by ``fluxapi.reduce_schema`` when an object first needs it, its ``$ref``s resolved to shared,
 possibly cyclic, references between reduced definitions.
 
 What this does not know: which Kubernetes the cluster runs. A field is unknown when the newest
@@ -35,7 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from fluxgraph.fluxapi import Schema
+from fluxgraph.fluxapi import Schema, reduce_schema
 
 PACKAGE = "kubernetes_validate"
 _DIR = re.compile(r"v(\d+)\.(\d+)\.(\d+)-local-strict")
@@ -65,37 +65,12 @@ class BuiltinSchemas:
             return hit
         out: Schema = {}
         self._reduced[name] = out  # before the body: a definition may refer to itself
-        out.update(self._reduce(self.defs.get(name)))
+        out.update(reduce_schema(self.defs.get(name), self._ref))
         return out
 
-    def _reduce(self, node: Any) -> Schema:
-        if not isinstance(node, dict):
-            return {}
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            m = _REF.search(ref)
-            return self.definition(m.group(1)) if m else {}
-        out: Schema = {}
-        if node.get("x-kubernetes-preserve-unknown-fields"):
-            out["u"] = 1
-        props = node.get("properties")
-        if isinstance(props, dict):
-            out["p"] = {str(k): self._reduce(v) for k, v in props.items()}
-        if isinstance(node.get("items"), dict):
-            out["i"] = self._reduce(node["items"])
-        ap = node.get("additionalProperties")
-        if ap is True or (isinstance(ap, dict) and not ap):
-            out["a"] = {}
-        elif isinstance(ap, dict):
-            out["a"] = self._reduce(ap)
-        req = node.get("required")
-        if isinstance(req, list) and req:
-            out["r"] = sorted(str(r) for r in req)
-        for combinator in ("anyOf", "oneOf", "allOf"):
-            for sub in node.get(combinator) or ():
-                for k, v in self._reduce(sub).get("p", {}).items():
-                    out.setdefault("p", {}).setdefault(k, v)
-        return out
+    def _ref(self, ref: str) -> Schema:
+        m = _REF.search(ref)
+        return self.definition(m.group(1)) if m else {}
 
 
 def schema_dir() -> Path | None:

@@ -3,9 +3,7 @@ rules/unknown-kubernetes-field.md).
 
 The same check as ``unknown-flux-field`` and ``unknown-custom-resource-field``
 (``fluxapi.unknown_fields``), against the schemas of Kubernetes' built-in kinds that
-``fluxgraph.k8sapi`` reads from the kubernetes-validate package. A SOPS document's top-level
-``sops`` block is kustomize-controller's (it decrypts the document and applies it without the
-block) and is not looked at. What the schemas cannot judge is said as not evaluated: the package
+``fluxgraph.k8sapi`` reads from the kubernetes-validate package. What the schemas cannot judge is said as not evaluated: the package
 missing, or objects of a built-in kind at an apiVersion the newest Kubernetes it describes does
 not serve.
 """
@@ -58,9 +56,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             unserved.setdefault(f"{obj.resource.api_version} {obj.ref.kind}", []).append(obj.resource.position(("apiVersion",)))
             continue
         ctx.evaluated()
-        data = {k: v for k, v in obj.data.items() if k != "sops"}
         what = f"{obj.ref.kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-        for u in fluxapi.unknown_fields(data, schema):
+        for u in fluxapi.unknown_fields(obj.data, schema):
             name, _, hint = fluxapi.unknown_field_words(u)
             yield ctx.finding(
                 f"{what} has {name}, which the {obj.resource.api_version} {obj.ref.kind} of Kubernetes {schemas.version} "
