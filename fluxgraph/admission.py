@@ -32,8 +32,6 @@ Read here (``mutators``), each with the fields it may change:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -244,6 +242,8 @@ def release_values(model: ClusterModel, hr: HelmReleaseNode) -> dict[str, Any]:
     order (the ``valuesKey``, default ``values.yaml``, of a ConfigMap or Secret the cluster
     applies in its namespace; ``targetPath`` entries are left out), then ``spec.values``
     (helm-controller ``internal/chartutil`` ``ChartValuesFromReferences``)."""
+    from fluxgraph.cluster import object_values  # cluster imports this module
+
     spec = as_dict(hr.obj.data.get("spec"))
     out: dict[str, Any] = {}
     for ref in as_list(spec.get("valuesFrom")):
@@ -253,14 +253,7 @@ def release_values(model: ClusterModel, hr: HelmReleaseNode) -> dict[str, Any]:
             continue
         key = as_str(ref.get("valuesKey")) or "values.yaml"
         for o in model.find_objects(kind, hr.spec.namespace, name, hr.obj.ref.target):
-            text = as_dict(o.data.get("data")).get(key)
-            if kind == "Secret" and isinstance(text, str):
-                try:
-                    text = base64.b64decode(text).decode("utf-8", "replace")
-                except (binascii.Error, ValueError):
-                    text = None
-            if not isinstance(text, str):
-                text = as_dict(o.data.get("stringData")).get(key)
+            text = object_values(kind, o.data).get(key)
             if isinstance(text, str):
                 try:
                     docs = load_text(text)

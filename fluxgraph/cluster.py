@@ -699,7 +699,7 @@ class ClusterWalker:
                         )
                     )
                 continue
-            for k, v in _object_values(*source).items():
+            for k, v in object_values(*source).items():
                 variables[k] = v
                 origin[k] = where
         for k, v in pb.substitute:
@@ -762,7 +762,7 @@ class ClusterWalker:
         key = (home, kind, namespace, name)
         obj = self.index.get(key) or self.prior.get(key)
         if obj is not None:
-            return _object_values(obj.ref.kind, obj.data), ""
+            return object_values(obj.ref.kind, obj.data), ""
         made = self.made.find(kind, namespace, name, home) or self.prior_made.find(kind, namespace, name, home)
         if made:
             return _made_values(kind, made[0]), made[0].how
@@ -897,7 +897,7 @@ def _with_ks(p: Problem, ks_id: str) -> Problem:
     return Problem(p.code, p.message, p.location, p.not_evaluated, ks_id, p.related, p.subject)
 
 
-def _object_values(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+def object_values(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     """The variables a ConfigMap/Secret provides: fluxcd/pkg ``LoadVariables`` reads
     ``ConfigMap.data`` and ``Secret.data`` (the API server folds ``stringData`` into ``data``);
     ``binaryData`` is not read. SOPS-encrypted values are UNKNOWN."""
@@ -928,9 +928,9 @@ def _made_values(kind: str, made: Made) -> dict[str, Any] | None:
     evaluated; None when not even the keys are known."""
     src = made.maker
     if src.ref.group == "" and src.ref.kind == kind:
-        return _object_values(kind, src.data)
+        return object_values(kind, src.data)
     if made.data is not None:
-        return _object_values(kind, {"data": made.data})
+        return object_values(kind, {"data": made.data})
     if made.keys is None:
         return None
     return {k: UNKNOWN for k in made.keys}

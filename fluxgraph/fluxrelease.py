@@ -95,6 +95,16 @@ CHANGES: tuple[Change, ...] = (
         "first with the field (fluxgraph/data/flux-crds.json)",
     ),
     Change(
+        "values-from-literal",
+        (2, 9),
+        "a HelmRelease valuesFrom entry may have literal: true, which merges its value at targetPath verbatim "
+        "instead of parsing it with Helm's --set syntax (values-from-set-syntax); an older API server drops the "
+        "field, and the value is parsed",
+        "fluxcd/helm-controller v1.6.0 CHANGELOG 'Add literal field to valuesFrom' (fluxcd/helm-controller#1503), "
+        "its HelmRelease CRD the first with spec.valuesFrom[].literal (fluxgraph/data/flux-crds.json); fluxcd/pkg "
+        "chartutil/v1.27.1 chartutil/values.go ReplacePathLiteralValue",
+    ),
+    Change(
         "strict-substitution",
         (2, 9),
         "StrictPostBuildSubstitutions is on by default: a variable without a default that no input defines "
