@@ -14,6 +14,7 @@ from typing import Any
 from fluxgraph import flux
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.flux import NamedRef, format_duration
+from fluxgraph.gc import APPLY_EXCLUSIONS, metadata_match
 from fluxgraph.model import Location, as_dict
 from fluxgraph.ordering import depends_on_entry as depends_on_entry  # re-exported for the rules
 from fluxgraph.ordering import depends_on_index
@@ -106,22 +107,10 @@ def pattern_matches(ids: Iterable[str], wanted: str) -> list[str]:
 
 # -- what kustomize-controller skips ----------------------------------------------------------
 
-_SKIP_MARKERS = {
-    f"{KS_GROUP}/reconcile": "disabled",
-    f"{KS_GROUP}/ssa": "ignore",
-}
-
-
 def apply_skipped(obj: AppliedObject) -> bool:
     """Objects kustomize-controller neither applies nor health-checks (``reconcile: disabled``,
-    ``ssa: Ignore``; ``AnyInMetadata`` compares case-insensitively)."""
-    md = as_dict(obj.data.get("metadata"))
-    for sect in ("labels", "annotations"):
-        m = as_dict(md.get(sect))
-        for k, v in _SKIP_MARKERS.items():
-            if isinstance(m.get(k), str) and m[k].lower() == v:
-                return True
-    return False
+    ``ssa: Ignore``: ``gc.APPLY_EXCLUSIONS``)."""
+    return metadata_match(obj.data, APPLY_EXCLUSIONS) is not None
 
 
 def health_check_refs(node: KustomizationNode, kind: str, group: str) -> list[tuple[int, NamedRef]]:
