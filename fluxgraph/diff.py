@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph import envsubst, flux, gc, ordering, ownership
+from fluxgraph import envsubst, flux, gc, immutable, ordering, ownership
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.explain import declaration_object, post_build_summary
 from fluxgraph.findings import Finding, Severity
-from fluxgraph.model import Location, ObjRef
+from fluxgraph.model import Location, ObjRef, as_dict, as_list, as_str
 from fluxgraph.revisions import Side, load_pair
 
 if TYPE_CHECKING:
@@ -32,6 +32,10 @@ KUSTOMIZATION_CASCADE = "kustomization-cascade"
 ORPHANED_KUSTOMIZATION = "orphaned-kustomization"
 NOT_APPLIED = "not-applied"
 DATA_LOSS = "delete-data"
+IMMUTABLE_FIELD = "immutable-field"
+PVC_SHRINK = "pvc-shrink"
+FORCED_RECREATE = "forced-recreate"
+FORCED_RECREATE_DATA = "forced-recreate-data"
 
 EFFECT_SEVERITY: dict[str, Severity] = {
     **gc.VERDICT_SEVERITY,
@@ -41,6 +45,10 @@ EFFECT_SEVERITY: dict[str, Severity] = {
     ORPHANED_KUSTOMIZATION: Severity.WARNING,
     NOT_APPLIED: Severity.ERROR,
     DATA_LOSS: Severity.WARNING,
+    IMMUTABLE_FIELD: Severity.ERROR,
+    PVC_SHRINK: Severity.ERROR,
+    FORCED_RECREATE: Severity.WARNING,
+    FORCED_RECREATE_DATA: Severity.ERROR,
 }
 
 
@@ -484,6 +492,112 @@ def _object_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
             cd.effects.extend(_cascades(ctx, bo, j.verdict, o_id))
 
 
+def _ignore_covers(spec: dict[str, Any], obj: AppliedObject, path: tuple[Any, ...]) -> str | None:
+    """The ``spec.ignore`` path of the owner that covers ``path`` of ``obj`` (a JSON pointer
+    equal to or above it, in a rule without a target or whose target names the object's kind
+    and name), for the message: it does not avoid the failure."""
+    pointer = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    for rule in as_list(spec.get("ignore")):
+        rule = as_dict(rule)
+        target = as_dict(rule.get("target"))
+        if target and (
+            as_str(target.get("kind")) not in ("", obj.ref.kind) or as_str(target.get("name")) not in ("", obj.ref.name)
+        ):
+            continue
+        for p in as_list(rule.get("paths")):
+            if isinstance(p, str) and (pointer == p or pointer.startswith(p.rstrip("/") + "/")):
+                return p
+    return None
+
+
+def _immutable_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
+    """Updates the API server refuses (``fluxgraph.immutable``), for every object both
+    revisions apply through the same Kustomization: the owner's dry-run apply fails, or, where
+    the object is force-applied, the object is deleted and created again."""
+    for ref in sorted(set(ctx.base_objs) & set(ctx.head_objs), key=lambda r: (r.namespace, r.kind, r.name)):
+        for ho in ctx.head_objs[ref]:
+            if ho.owner in ctx.carried:
+                continue  # not applied at head: compared as unchanged
+            bo = next((b for b in ctx.base_objs[ref] if b.owner == ho.owner), None)
+            if bo is None or bo.data == ho.data:
+                continue
+            changes = immutable.immutable_changes(ref.group, ref.kind, bo.data, ho.data)
+            if not changes:
+                continue
+            if gc.metadata_match(ho.data, gc.APPLY_EXCLUSIONS) or gc.metadata_match(bo.data, gc.APPLY_EXCLUSIONS):
+                continue  # kustomize-controller skips the object
+            if gc.metadata_match(ho.data, immutable.IF_NOT_PRESENT):
+                continue  # applied only when the object does not exist
+            owner = ctx.head.kustomizations.get(ho.owner)
+            spec = owner.spec.spec if owner is not None else {}
+            forced = (
+                "spec.force: true of " + ho.owner
+                if spec.get("force") is True
+                else gc.metadata_match(ho.data, immutable.FORCE) or gc.metadata_match(bo.data, immutable.FORCE)
+            )
+            fields = ", ".join(dict.fromkeys(c.field for c in changes))
+            first = changes[0]
+            location = ho.resource.position(first.path)
+            ignored = next((p for p in (_ignore_covers(spec, ho, c.path) for c in changes) if p), None)
+            ignore_note = (
+                f"; spec.ignore's {ignored} does not prevent it: the dry-run sends the whole object" if ignored else ""
+            )
+            shrink = next((c for c in changes if c.shrink), None)
+            if forced:
+                data = ref.kind == "PersistentVolumeClaim" or (
+                    ref.kind == "StatefulSet" and ref.group == "apps" and immutable.retention_deletes_claims(ho.data)
+                )
+                what = (
+                    "the claim is deleted and created again, bound to a new volume: its data is lost"
+                    if ref.kind == "PersistentVolumeClaim"
+                    else "the StatefulSet is deleted and created again, and its persistentVolumeClaimRetentionPolicy "
+                    "whenDeleted: Delete deletes its claims: their data is lost"
+                    if data
+                    else "kustomize-controller deletes it (background propagation: what it owns goes with it) and creates "
+                    "it again"
+                )
+                cd.effects.append(
+                    Effect(
+                        FORCED_RECREATE_DATA if data else FORCED_RECREATE,
+                        ref,
+                        ho.owner,
+                        ho.owner,
+                        f"{ref} changes {fields}, which an update may not change ({first.message}); it is force-applied "
+                        f"({forced}): {what}",
+                        location,
+                        reason=f"force-applied change of {fields}",
+                    )
+                )
+                continue
+            if shrink is not None:
+                cd.effects.append(
+                    Effect(
+                        PVC_SHRINK,
+                        ref,
+                        ho.owner,
+                        ho.owner,
+                        f"{ref} shrinks its storage request from {shrink.before} to {shrink.after}: the API server refuses "
+                        f"({shrink.message}), so the dry-run apply of {ho.owner} fails and it applies nothing of this "
+                        f"revision{ignore_note}",
+                        ho.resource.position(shrink.path),
+                        reason="storage request shrinks",
+                    )
+                )
+                continue
+            cd.effects.append(
+                Effect(
+                    IMMUTABLE_FIELD,
+                    ref,
+                    ho.owner,
+                    ho.owner,
+                    f"{ref} changes {fields}, which an update may not change: the API server refuses ({first.message}), "
+                    f"so the dry-run apply of {ho.owner} fails and it applies nothing of this revision{ignore_note}",
+                    location,
+                    reason=f"immutable {fields}",
+                )
+            )
+
+
 def _kustomization_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
     base, head = ctx.base, ctx.head
     gone = sorted(set(base.kustomizations) - set(head.kustomizations) - ctx.carried)
@@ -753,6 +867,7 @@ def diff_clusters(
         elif [o.data for o in b] != [o.data for o in h]:
             cd.modified.append(ObjectChange(ref, ob, oh, _first_location(h)))
     _object_effects(ctx, cd)
+    _immutable_effects(ctx, cd)
     _kustomization_changes(ctx, cd)
     _helm_changes(ctx, cd)
     eb, eh = _edges(base), _edges(head)

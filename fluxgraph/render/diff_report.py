@@ -206,7 +206,7 @@ def render_markdown(r: DiffReport) -> str:
             shown = ", ".join(_code(x) for x in refs[:5]) + (
                 f" and {len(refs) - 5} more" if len(refs) > 5 else ""
             )
-            move = f"{old} → {new}: " if old and new else (f"{old}: " if old and es[0].reason else "")
+            move = f"{old} → {new}: " if old and new and old != new else (f"{old}: " if old and es[0].reason else "")
             out.append(
                 f"| {_ICON[es[0].severity]} | {_code(cluster)} | {code} | {shown} | {_md(move + reason)} |"
             )

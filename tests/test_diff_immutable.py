@@ -1,0 +1,186 @@
+"""diff's verdicts on updates the API server refuses (issue 23/24): immutable fields, a
+shrinking PersistentVolumeClaim, and what kustomize-controller's force (spec.force, the
+kustomize.toolkit.fluxcd.io/force annotation), spec.ignore and ssa: IfNotPresent change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fluxgraph.cli import main
+from fluxgraph.immutable import immutable_changes, quantity
+
+from .conftest import flux_ks, gotk_sync, write_tree
+from .test_diff import git
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default{annotations}
+spec:
+  selector:
+    matchLabels:
+      app: {app}
+  template:
+    metadata:
+      labels:
+        app: {app}
+    spec:
+      containers:
+        - name: web
+          image: ghcr.io/example/web:{tag}
+"""
+
+CLAIM = """apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  namespace: default{annotations}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: {size}
+"""
+
+STATEFULSET = """apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  namespace: default
+spec:
+  serviceName: db
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: db}}
+  template:
+    metadata:
+      labels: {{app: db}}
+    spec:
+      containers: [{{name: db, image: "postgres:{tag}"}}]
+  volumeClaimTemplates:
+    - metadata: {{name: data}}
+      spec:
+        accessModes: [ReadWriteOnce]
+        resources: {{requests: {{storage: {size}}}}}
+"""
+
+
+def _history(tmp_path: Path, base: dict[str, str], head: dict[str, str], ks_extra: str = "") -> Path:
+    repo = tmp_path / "repo"
+    common = {
+        "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+        "clusters/prod/apps.yaml": flux_ks("apps", "./apps", ks_extra),
+    }
+    write_tree(repo, {**common, **base})
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    for p in base:
+        (repo / p).unlink()
+    write_tree(repo, {**common, **head})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "head")
+    return repo
+
+
+def _effects(repo: Path) -> tuple[int, list[dict]]:
+    res = CliRunner().invoke(main, ["diff", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--format", "json"])
+    assert res.exit_code in (0, 1), res.output
+    doc = json.loads(res.output)
+    codes = ("immutable-field", "pvc-shrink", "forced-recreate", "forced-recreate-data")
+    return res.exit_code, [e for c in doc["clusters"] for e in c["effects"] if e["code"] in codes]
+
+
+def _dep(app: str = "web", tag: str = "1.0", annotations: str = "") -> dict[str, str]:
+    return {"apps/web.yaml": DEPLOYMENT.format(app=app, tag=tag, annotations=annotations)}
+
+
+FORCE = "\n  annotations:\n    kustomize.toolkit.fluxcd.io/force: Enabled"
+
+
+def test_a_changed_selector_fails_the_apply(tmp_path):
+    rc, [e] = _effects(_history(tmp_path, _dep(), _dep(app="frontend")))
+    assert rc == 1 and e["code"] == "immutable-field" and e["severity"] == "error"
+    assert "spec.selector" in e["message"] and "dry-run apply of flux-system/apps fails" in e["message"]
+    assert (e["file"], e["line"]) == ("apps/web.yaml", 8)
+
+
+def test_a_template_change_is_an_ordinary_update(tmp_path):
+    rc, found = _effects(_history(tmp_path, _dep(), _dep(tag="1.1")))
+    assert (rc, found) == (0, [])
+
+
+def test_the_force_annotation_recreates_the_object(tmp_path):
+    rc, [e] = _effects(_history(tmp_path, _dep(), _dep(app="frontend", annotations=FORCE)))
+    assert rc == 0 and e["code"] == "forced-recreate" and e["severity"] == "warning"
+    assert "annotation kustomize.toolkit.fluxcd.io/force: Enabled" in e["message"]
+
+
+def test_spec_force_recreates_the_object(tmp_path):
+    rc, [e] = _effects(_history(tmp_path, _dep(), _dep(app="frontend"), "  force: true\n"))
+    assert e["code"] == "forced-recreate" and "spec.force: true of flux-system/apps" in e["message"]
+
+
+def test_spec_ignore_does_not_avoid_the_failure(tmp_path):
+    ignore = "  ignore:\n    - paths: [/spec/selector]\n      target: {kind: Deployment}\n"
+    rc, [e] = _effects(_history(tmp_path, _dep(), _dep(app="frontend"), ignore))
+    assert rc == 1 and e["code"] == "immutable-field"
+    assert "spec.ignore's /spec/selector does not prevent it" in e["message"]
+
+
+def test_an_object_applied_only_if_absent_is_not_updated(tmp_path):
+    ssa = "\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent"
+    rc, found = _effects(_history(tmp_path, _dep(annotations=ssa), _dep(app="frontend", annotations=ssa)))
+    assert (rc, found) == (0, [])
+
+
+def test_a_shrinking_claim_fails_and_a_forced_one_loses_its_data(tmp_path):
+    def claim(size: str, annotations: str = "") -> dict[str, str]:
+        return {"apps/data.yaml": CLAIM.format(size=size, annotations=annotations)}
+
+    rc, [e] = _effects(_history(tmp_path / "a", claim("10Gi"), claim("5Gi")))
+    assert rc == 1 and e["code"] == "pvc-shrink" and "from 10Gi to 5Gi" in e["message"]
+    assert _effects(_history(tmp_path / "b", claim("10Gi"), claim("20Gi"))) == (0, [])
+    assert _effects(_history(tmp_path / "c", claim("10Gi"), claim("10240Mi"))) == (0, [])
+    rc, [e] = _effects(_history(tmp_path / "d", claim("10Gi"), claim("5Gi", FORCE)))
+    assert rc == 1 and e["code"] == "forced-recreate-data" and "its data is lost" in e["message"]
+
+
+def test_statefulset_claim_templates_are_immutable(tmp_path):
+    def sts(replicas: int = 1, tag: str = "16", size: str = "10Gi") -> dict[str, str]:
+        return {"apps/db.yaml": STATEFULSET.format(replicas=replicas, tag=tag, size=size)}
+
+    assert _effects(_history(tmp_path / "a", sts(), sts(replicas=3, tag="17"))) == (0, [])
+    rc, [e] = _effects(_history(tmp_path / "b", sts(), sts(size="20Gi")))
+    assert rc == 1 and e["code"] == "immutable-field" and "spec.volumeClaimTemplates" in e["message"]
+
+
+def test_the_table_of_immutable_fields():
+    job = {"spec": {"template": {"spec": {"containers": [{"name": "m", "image": "migrate:1"}]}}}}
+    job2 = {"spec": {"template": {"spec": {"containers": [{"name": "m", "image": "migrate:2"}]}}}}
+    assert [c.field for c in immutable_changes("batch", "Job", job, job2)] == ["spec.template"]
+    rb = {"roleRef": {"kind": "ClusterRole", "name": "view"}}
+    rb2 = {"roleRef": {"kind": "ClusterRole", "name": "edit", "apiGroup": "rbac.authorization.k8s.io"}}
+    assert [c.field for c in immutable_changes("rbac.authorization.k8s.io", "RoleBinding", rb, rb2)] == ["roleRef"]
+    rb3 = {"roleRef": {"kind": "ClusterRole", "name": "view", "apiGroup": "rbac.authorization.k8s.io"}}
+    assert immutable_changes("rbac.authorization.k8s.io", "RoleBinding", rb, rb3) == []
+    svc = {"spec": {"clusterIP": "10.43.0.10"}}
+    assert [c.field for c in immutable_changes("", "Service", svc, {"spec": {"clusterIP": "10.43.0.11"}})] == ["spec.clusterIP"]
+    assert immutable_changes("", "Service", {"spec": {}}, svc) == []  # allocated at base: unknown
+    cm = {"immutable": True, "data": {"a": "1"}}
+    assert [c.field for c in immutable_changes("", "ConfigMap", cm, {"immutable": True, "data": {"a": "2"}})] == ["data"]
+    assert immutable_changes("", "ConfigMap", {"data": {"a": "1"}}, {"data": {"a": "2"}}) == []
+    sc = {"provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete"}
+    assert immutable_changes("storage.k8s.io", "StorageClass", sc, {"provisioner": "rancher.io/local-path"}) == []
+    assert [c.field for c in immutable_changes("storage.k8s.io", "StorageClass", sc, {**sc, "reclaimPolicy": "Retain"})] == [
+        "reclaimPolicy"
+    ]
+    assert quantity("1Gi") == quantity("1024Mi") and quantity("1e3") == quantity("1k") and quantity("fast") is None
