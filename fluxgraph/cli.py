@@ -542,6 +542,11 @@ def explain_cmd(
     show_default=True,
     help="Lowest severity (of a verdict or a new finding) that makes the exit status 1.",
 )
+@click.option(
+    "--noise",
+    is_flag=True,
+    help="Keep, in the content diffs, the annotations and labels that tools rewrite on every render (helm.sh/chart, checksum/*).",
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
 def diff_cmd(
     path: str,
@@ -549,6 +554,7 @@ def diff_cmd(
     head_rev: str | None,
     fmt: str,
     fail_on: str,
+    noise: bool,
     output: str | None,
     **model: Any,
 ) -> None:
@@ -567,7 +573,7 @@ def diff_cmd(
     from fluxgraph.render.diff_report import render_markdown, render_text
 
     try:
-        report = diff_revisions(path, base_rev, head_rev, settings=_settings(path, model))
+        report = diff_revisions(path, base_rev, head_rev, settings=_settings(path, model), noise=noise)
     except FluxgraphError as e:
         _fail(str(e))
         return

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph import envsubst, flux, gc, immutable, ordering, ownership
+from fluxgraph import contentdiff, envsubst, flux, gc, immutable, ordering, ownership
 from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.explain import declaration_object, post_build_summary
@@ -58,6 +58,7 @@ class ObjectChange:
     before: list[str]  # owners at base
     after: list[str]  # owners at head
     location: Location | None
+    changes: list[contentdiff.FieldChange] = field(default_factory=list)  # modified, moved: what changed inside
 
 
 @dataclass
@@ -236,6 +237,12 @@ def _ks_fields(model: ClusterModel, node: KustomizationNode) -> dict[str, str]:
         "applied by": node.parent or "",
         "status": node.status,
     }
+
+
+def _content(ref: ObjRef, b: list[AppliedObject], h: list[AppliedObject], noise: bool) -> list[contentdiff.FieldChange]:
+    """What changes inside the object: its first copy at base against its first at head (an
+    object applied twice is object-applied-twice's)."""
+    return contentdiff.object_changes(ref.kind, ref.group, b[0].data, h[0].data, noise=noise)
 
 
 def _first_location(objs: list[AppliedObject]) -> Location | None:
@@ -526,14 +533,14 @@ def _immutable_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                 continue
             if gc.metadata_match(ho.data, gc.APPLY_EXCLUSIONS) or gc.metadata_match(bo.data, gc.APPLY_EXCLUSIONS):
                 continue  # kustomize-controller skips the object
-            if gc.metadata_match(ho.data, immutable.IF_NOT_PRESENT):
+            if gc.metadata_match(ho.data, gc.IF_NOT_PRESENT):
                 continue  # applied only when the object does not exist
             owner = ctx.head.kustomizations.get(ho.owner)
             spec = owner.spec.spec if owner is not None else {}
             forced = (
                 "spec.force: true of " + ho.owner
                 if spec.get("force") is True
-                else gc.metadata_match(ho.data, immutable.FORCE) or gc.metadata_match(bo.data, immutable.FORCE)
+                else gc.metadata_match(ho.data, gc.FORCE_SELECTOR) or gc.metadata_match(bo.data, gc.FORCE_SELECTOR)
             )
             fields = ", ".join(dict.fromkeys(c.field for c in changes))
             first = changes[0]
@@ -802,8 +809,10 @@ def diff_clusters(
     *,
     base_findings: Iterable[Finding] = (),
     head_findings: Iterable[Finding] = (),
+    noise: bool = False,
 ) -> ClusterDiff:
-    """Compare one cluster at two revisions (either side may be missing)."""
+    """Compare one cluster at two revisions (either side may be missing); ``noise`` keeps the
+    annotation and label changes ``contentdiff.NOISE`` leaves out of the content diffs."""
     name = (head or base).name if (head or base) is not None else "?"  # type: ignore[union-attr]
     bf = list(base_findings)
     hf = list(head_findings)
@@ -863,9 +872,9 @@ def diff_clusters(
         elif not h:
             cd.removed.append(ObjectChange(ref, ob, [], _first_location(b)))
         elif ob != oh:
-            cd.moved.append(ObjectChange(ref, ob, oh, _first_location(h)))
+            cd.moved.append(ObjectChange(ref, ob, oh, _first_location(h), _content(ref, b, h, noise)))
         elif [o.data for o in b] != [o.data for o in h]:
-            cd.modified.append(ObjectChange(ref, ob, oh, _first_location(h)))
+            cd.modified.append(ObjectChange(ref, ob, oh, _first_location(h), _content(ref, b, h, noise)))
     _object_effects(ctx, cd)
     _immutable_effects(ctx, cd)
     _kustomization_changes(ctx, cd)
@@ -897,6 +906,7 @@ def diff_repositories(
     base_commit: str | None = None,
     head_commit: str | None = None,
     reused: Iterable[str] = (),
+    noise: bool = False,
 ) -> DiffReport:
     bf, hf = list(base_findings), list(head_findings)
     bmap = {c.name: c for c in base.clusters}
@@ -909,6 +919,7 @@ def diff_repositories(
             hmap.get(name),
             base_findings=[f for f in bf if f.cluster == name],
             head_findings=[f for f in hf if f.cluster == name],
+            noise=noise,
         )
         cd.reused = name in reused_set
         clusters.append(cd)
@@ -937,6 +948,7 @@ def diff_revisions(
     settings: Settings | None = None,
     load_kwargs: dict[str, Any] | None = None,
     checks: Callable[[Repository], list[Finding]] | None = None,
+    noise: bool = False,
 ) -> DiffReport:
     """Compare ``base_rev`` with ``head_rev`` (default: the working tree) of the folder ``path``
     of a git repository. ``settings`` (``config.resolve_settings``) decide how both revisions
@@ -979,6 +991,7 @@ def diff_revisions(
         base_commit=base_tree.commit,
         head_commit=head_commit,
         reused=base_l.reused,
+        noise=noise,
     )
     if not base_l.repo.clusters:
         report.notes.append(f"no Flux cluster found at {base_rev}: everything at head is new")

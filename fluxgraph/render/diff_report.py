@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fluxgraph import __version__
+from fluxgraph import __version__, contentdiff
 from fluxgraph.diff import ClusterDiff, DiffReport, Effect, ObjectChange
 from fluxgraph.findings import Finding, Severity
 from fluxgraph.model import Location
@@ -15,6 +15,8 @@ from fluxgraph.render.json_report import finding_json
 
 SCHEMA = "https://fluxgraph.dev/schemas/diff-v1.json"
 MAX_TEXT = 25
+MAX_CHANGE_LINES = 30  # content-diff lines per object in text and Markdown
+GITHUB_COMMENT_LIMIT = 65536  # characters of a GitHub comment body
 
 
 def _loc(loc: Location | None) -> str:
@@ -56,11 +58,26 @@ def _limited(items: list[str], indent: str) -> list[str]:
     return out
 
 
+def _change_text(o: ObjectChange, indent: str) -> list[str]:
+    out = [line for c in o.changes for line in contentdiff.change_lines(c)]
+    if len(out) > MAX_CHANGE_LINES:
+        out = out[:MAX_CHANGE_LINES] + [f"… {len(out) - MAX_CHANGE_LINES} more lines (--format json lists every change)"]
+    return [indent + line for line in out]
+
+
+def _change_block(o: ObjectChange) -> list[str]:
+    """A modified object's content diff for Markdown: a heading line and a ``diff`` block."""
+    body = [line for c in o.changes for line in contentdiff.diff_block_lines(c)]
+    if len(body) > MAX_CHANGE_LINES:
+        body = body[:MAX_CHANGE_LINES] + [f"# … {len(body) - MAX_CHANGE_LINES} more lines (--format json lists every change)"]
+    return [f"`{o.ref}` ({_md(', '.join(o.after))})", "", "```diff", *body, "```", ""]
+
+
 def _finding_line(f: Finding) -> str:
     return f"{finding_head(f)}  {f.message}"
 
 
-def _cluster_text(cd: ClusterDiff) -> list[str]:
+def _cluster_text(cd: ClusterDiff, *, content: bool = True) -> list[str]:
     lines = [f"cluster {cd.cluster}: {cd.status}{' (nothing it reads changed)' if cd.reused else ''}"]
     if cd.status == "unchanged":
         return lines
@@ -79,8 +96,16 @@ def _cluster_text(cd: ClusterDiff) -> list[str]:
         lines.append(f"  Objects: {n[0]} added, {n[1]} removed, {n[2]} moved, {n[3]} modified")
         lines.extend(_limited([f"+ {_oc(o)}" for o in cd.added], "    "))
         lines.extend(_limited([f"- {_oc(o)}" for o in cd.removed], "    "))
-        lines.extend(_limited([f"> {_oc(o)}" for o in cd.moved], "    "))
-        lines.extend(_limited([f"~ {o.ref}  ({', '.join(o.after)})" for o in cd.modified], "    "))
+        for o in cd.moved[:MAX_TEXT]:
+            lines.append(f"    > {_oc(o)}")
+            lines.extend(_change_text(o, " " * 8) if content else [])
+        if len(cd.moved) > MAX_TEXT:
+            lines.append(f"    … {len(cd.moved) - MAX_TEXT} more (--format json lists all)")
+        for o in cd.modified[:MAX_TEXT]:
+            lines.append(f"    ~ {o.ref}  ({', '.join(o.after)})")
+            lines.extend(_change_text(o, " " * 8) if content else [])
+        if len(cd.modified) > MAX_TEXT:
+            lines.append(f"    … {len(cd.modified) - MAX_TEXT} more (--format json lists all)")
     if cd.kustomizations:
         lines.append("  Kustomizations")
         for k in cd.kustomizations:
@@ -221,9 +246,15 @@ def render_markdown(r: DiffReport) -> str:
         out.append(f"<details><summary>{_md(summary)}</summary>")
         out.append("")
         out.append("```")
-        out.extend(_cluster_text(cd)[1:])
+        out.extend(_cluster_text(cd, content=False)[1:])
         out.append("```")
         out.append("")
+        changed = [o for o in cd.moved + cd.modified if o.changes]
+        if changed:
+            out.append("**What changes inside the objects**")
+            out.append("")
+            for o in changed:
+                out.extend(_change_block(o))
         out.append("</details>")
         out.append("")
     unchanged = [cd.cluster for cd in r.clusters if cd.status == "unchanged"]
@@ -241,7 +272,22 @@ def render_markdown(r: DiffReport) -> str:
     for n in r.notes:
         out.append(f"_note: {_md(n)}_")
     out.append(f"<sub>{_md(_summary(r))} · fluxgraph {__version__}</sub>")
-    return "\n".join(out) + "\n"
+    return _fit("\n".join(out) + "\n")
+
+
+def _fit(text: str, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """Keep a Markdown report under GitHub's comment size: cut at a line, close an open
+    code block and ``<details>``, and say so."""
+    if len(text) <= limit:
+        return text
+    note = "\n\n_The report was cut to fit a GitHub comment: `fluxgraph diff --format json` has all of it._\n"
+    cut = text[: limit - len(note) - 200]
+    cut = cut[: cut.rfind("\n")]
+    if cut.count("```") % 2:
+        cut += "\n```"
+    opened = cut.count("<details>") - cut.count("</details>")
+    cut += "\n</details>" * max(opened, 0)
+    return cut + note
 
 
 def _objs_json(items: list[ObjectChange]) -> list[dict[str, Any]]:
@@ -255,6 +301,7 @@ def _objs_json(items: list[ObjectChange]) -> list[dict[str, Any]]:
             "after": o.after,
             "file": o.location.file if o.location else None,
             "line": o.location.line if o.location else None,
+            **({"changes": [contentdiff.to_json(c) for c in o.changes]} if o.changes else {}),
         }
         for o in items
     ]
