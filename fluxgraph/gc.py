@@ -61,6 +61,11 @@ SSA_KEY = "kustomize.toolkit.fluxcd.io/ssa"
 GC_EXCLUSIONS = ((PRUNE_KEY, "disabled"), (RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
 # kustomize-controller apply(): objects that are never applied
 APPLY_EXCLUSIONS = ((RECONCILE_KEY, "disabled"), (SSA_KEY, "Ignore"))
+# kustomize-controller apply(): applied only while the object does not exist (IfNotPresentSelector),
+# and recreated when an update is refused as immutable (ForceSelector, besides spec.force)
+IF_NOT_PRESENT = ((SSA_KEY, "IfNotPresent"),)
+FORCE_KEY = "kustomize.toolkit.fluxcd.io/force"
+FORCE_SELECTOR = ((FORCE_KEY, "Enabled"),)
 # The API server's NamespaceLifecycle admission plugin refuses to delete these
 # (kubernetes plugin/pkg/admission/namespace/lifecycle, immortalNamespaces).
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})

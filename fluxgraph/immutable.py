@@ -28,10 +28,6 @@ from typing import Any
 
 from fluxgraph.model import as_dict, as_list, as_str, dotted
 
-FORCE_KEY = "kustomize.toolkit.fluxcd.io/force"
-FORCE = ((FORCE_KEY, "Enabled"),)  # kustomize-controller applyOpts.ForceSelector
-IF_NOT_PRESENT = (("kustomize.toolkit.fluxcd.io/ssa", "IfNotPresent"),)  # applyOpts.IfNotPresentSelector
-
 
 @dataclass(frozen=True)
 class Change:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from fluxgraph import flux
 from fluxgraph.checks._memo import per_cluster
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
-from fluxgraph.gc import APPLY_EXCLUSIONS, IMMORTAL_NAMESPACES, SSA_KEY, metadata_match, protection
+from fluxgraph.gc import APPLY_EXCLUSIONS, IF_NOT_PRESENT, IMMORTAL_NAMESPACES, metadata_match, protection
 from fluxgraph.gc import deletion_policy_text as deletion_policy_text  # re-exported for the rules
 from fluxgraph.model import Location, ObjRef, as_dict
 from fluxgraph.ordering import depends_on_after as depends_on_after  # re-exported for the rules
@@ -57,7 +57,7 @@ def never_applied(obj: AppliedObject) -> bool:
 def if_not_present(obj: AppliedObject) -> bool:
     """``ssa: IfNotPresent`` (kustomize-controller ``apply()`` ``IfNotPresentSelector``): applied
     only when the object does not exist yet."""
-    return metadata_match(obj.data, ((SSA_KEY, "IfNotPresent"),)) is not None
+    return metadata_match(obj.data, IF_NOT_PRESENT) is not None
 
 
 def unresolved(ref: ObjRef) -> bool:
