@@ -13,6 +13,10 @@ flux-version: "2.9"
 fail-on: error
 substitute: {CLUSTER_DOMAIN: example.com}       # variables that only exist in the cluster
 baseline: .fluxgraph-baseline.json
+diff:
+  acknowledge:                                  # destructive diff verdicts the change intends
+    - object: PersistentVolumeClaim/media/library
+      reason: the old library volume goes on purpose
 ```
 Command-line options win over the file. ``resolve_settings`` resolves the file and the options
 once into ``Settings``, which every command (``check``, ``fix``, ``graph``, ``explain``,
@@ -32,7 +36,17 @@ from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS, join
 from fluxgraph.yamlio import YamlLoadError, load_text
 
 CONFIG_NAMES = (".fluxgraph.yaml", ".fluxgraph.yml")
-_KNOWN = {"rules", "exclude", "cluster", "clusters", "env", "flux-version", "fail-on", "substitute", "baseline", "strict"}
+_KNOWN = {"rules", "exclude", "cluster", "clusters", "env", "flux-version", "fail-on", "substitute", "baseline", "strict", "diff"}
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    """A destructive ``diff`` verdict the change means (``diff.acknowledge``): the object it is
+    about, as diff names it (``Kind/namespace/name``, ``Kind/name`` for a cluster-scoped one), and
+    why."""
+
+    object: str
+    reason: str
 
 
 @dataclass
@@ -52,6 +66,7 @@ class Config:
     fail_on: Severity | None = None
     substitute: dict[str, str] = field(default_factory=dict)
     baseline: str | None = None
+    acknowledge: list[Acknowledgement] = field(default_factory=list)
     _spec: Any = field(default=None, init=False, repr=False, compare=False)  # exclude, compiled once
 
     def excluded(self, file: str) -> bool:
@@ -88,9 +103,16 @@ def _str_list(v: Any, where: str) -> list[str]:
 
 def load_config(path: Path) -> Config:
     try:
-        docs = load_text(path.read_text(encoding="utf-8"), str(path))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise FluxgraphError(f"cannot read {path}: {e}") from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path: Path) -> Config:
+    """A configuration file's text (``path`` names it in errors and anchors its relative paths)."""
+    try:
+        docs = load_text(text, str(path))
     except YamlLoadError as e:
         raise FluxgraphError(f"{path}:{e.line}:{e.column}: {e.message}") from None
     data = docs[0] if docs else {}
@@ -139,7 +161,28 @@ def load_config(path: Path) -> Config:
     if not isinstance(subst, dict):
         raise FluxgraphError(f"{path}: substitute must be a mapping of variable names to values")
     cfg.substitute = {str(k): "" if v is None else str(v).lower() if isinstance(v, bool) else str(v) for k, v in subst.items()}
+    cfg.acknowledge = _acknowledgements(data.get("diff"), path)
     return cfg
+
+
+def _acknowledgements(section: Any, path: Path) -> list[Acknowledgement]:
+    if section is None:
+        return []
+    if not isinstance(section, dict) or set(map(str, section)) - {"acknowledge"}:
+        raise FluxgraphError(f"{path}: diff must be a mapping with acknowledge")
+    items = section.get("acknowledge") or []
+    if not isinstance(items, list):
+        raise FluxgraphError(f"{path}: diff.acknowledge must be a list of {{object, reason}}")
+    out = []
+    for i, item in enumerate(items):
+        obj = item.get("object") if isinstance(item, dict) else None
+        reason = item.get("reason") if isinstance(item, dict) else None
+        if not isinstance(obj, str) or obj.count("/") not in (1, 2) or not isinstance(reason, str) or not reason.strip():
+            raise FluxgraphError(
+                f"{path}: diff.acknowledge[{i}] needs object (Kind/namespace/name or Kind/name) and a non-empty reason"
+            )
+        out.append(Acknowledgement(obj, reason.strip()))
+    return out
 
 
 def confined(base: Path, rel: str, what: str) -> None:

@@ -9,6 +9,7 @@ Verdicts on garbage collection come from ``fluxgraph.gc``; their severities are 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,12 @@ IMMUTABLE_FIELD = "immutable-field"
 PVC_SHRINK = "pvc-shrink"
 FORCED_RECREATE = "forced-recreate"
 FORCED_RECREATE_DATA = "forced-recreate-data"
+# changes listed for the reviewer (info)
+SUSPENDED = "suspended"
+RESUMED = "resumed"
+SCALED_TO_ZERO = "scaled-to-zero"
+MAJOR_VERSION = "major-version"
+REVIEW_CODES = frozenset({SUSPENDED, RESUMED, SCALED_TO_ZERO, MAJOR_VERSION})
 
 EFFECT_SEVERITY: dict[str, Severity] = {
     **gc.VERDICT_SEVERITY,
@@ -44,11 +51,15 @@ EFFECT_SEVERITY: dict[str, Severity] = {
     KUSTOMIZATION_CASCADE: Severity.ERROR,
     ORPHANED_KUSTOMIZATION: Severity.WARNING,
     NOT_APPLIED: Severity.ERROR,
-    DATA_LOSS: Severity.WARNING,
+    DATA_LOSS: Severity.ERROR,
     IMMUTABLE_FIELD: Severity.ERROR,
     PVC_SHRINK: Severity.ERROR,
     FORCED_RECREATE: Severity.WARNING,
     FORCED_RECREATE_DATA: Severity.ERROR,
+    SUSPENDED: Severity.INFO,
+    RESUMED: Severity.INFO,
+    SCALED_TO_ZERO: Severity.INFO,
+    MAJOR_VERSION: Severity.INFO,
 }
 
 
@@ -73,6 +84,7 @@ class Effect:
     location: Location | None = None
     cascade: gc.Cascade | None = None
     reason: str = ""  # the message without the object it is about (for grouping)
+    acknowledged: str = ""  # the reason a diff.acknowledge entry gives: reported, not counted
 
     @property
     def severity(self) -> Severity:
@@ -179,14 +191,19 @@ class DiffReport:
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
+        acknowledged = 0
         for _, e in self.effects():
-            out[e.severity.value] += 1
+            if e.acknowledged:
+                acknowledged += 1
+            else:
+                out[e.severity.value] += 1
         for f in self.all_new_findings():
             out[f.severity.value] += 1
+        out["acknowledged"] = acknowledged
         return out
 
     def exit_code(self, fail_on: Severity) -> int:
-        if any(e.severity.rank >= fail_on.rank for _, e in self.effects()):
+        if any(e.severity.rank >= fail_on.rank and not e.acknowledged for _, e in self.effects()):
             return 1
         return 1 if any(f.severity.rank >= fail_on.rank for f in self.all_new_findings()) else 0
 
@@ -488,15 +505,21 @@ def _object_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                 what = f"{ref} moves from {o_id} to {new_id}"
             else:
                 what = f"{ref} is no longer applied by {o_id}"
-            if code == gc.DELETE and ref.kind in gc.DATA_KINDS:
+            cascades = _cascades(ctx, bo, j.verdict, o_id)
+            held = gc.stateful(ref)
+            if code == gc.DELETE and held is not None and not cascades:
+                # a cascade effect names what still applied at head goes with it; without one,
+                # what the object holds (data, or objects no Kustomization shows) goes
+                if ref.kind == "StatefulSet" and immutable.retention_deletes_claims(bo.data):
+                    held = "its pods and, under persistentVolumeClaimRetentionPolicy.whenDeleted: Delete, its claims go: their data is lost"
                 code = DATA_LOSS
-                msg += "; its data is lost"
+                msg += f"; {held}"
             if gc.is_helmrelease(ref) and j.verdict in (gc.DELETE, gc.RACE, gc.RECREATE):
                 msg += "; deleting a HelmRelease uninstalls its Helm release"
             if ref.kind in gc.DATA_KINDS and j.verdict in (gc.RACE, gc.RECREATE):
                 msg += "; the volume's data is lost if it is deleted"
             cd.effects.append(Effect(code, ref, o_id, new_id, f"{what}: {msg}", bo.location, reason=msg))
-            cd.effects.extend(_cascades(ctx, bo, j.verdict, o_id))
+            cd.effects.extend(cascades)
 
 
 def _ignore_covers(spec: dict[str, Any], obj: AppliedObject, path: tuple[Any, ...]) -> str | None:
@@ -603,6 +626,140 @@ def _immutable_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                     reason=f"immutable {fields}",
                 )
             )
+
+
+_MAJOR = re.compile(r"^[v=]?(\d+)(?:\.(?:\d+|x|\*))*(?:[-+][0-9A-Za-z.-]*)?$")
+_SCALED = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")})
+
+
+def _major(version: str | None) -> int | None:
+    """The major of a version or tag (``1.4.2``, ``v2``, ``3.x``), None for a range or a name."""
+    m = _MAJOR.match(version.strip()) if version else None
+    return int(m.group(1)) if m else None
+
+
+def _pod_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = as_dict(data.get("spec"))
+    for path in (("template", "spec"), ("jobTemplate", "spec", "template", "spec")):
+        cur: Any = spec
+        for p in path:
+            cur = as_dict(cur).get(p)
+        if isinstance(cur, dict):
+            return [cur]
+    return [spec] if data.get("kind") == "Pod" else []
+
+
+def _images(data: dict[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pod in _pod_specs(data):
+        for sect in ("initContainers", "containers"):
+            for c in as_list(pod.get(sect)):
+                c = as_dict(c)
+                if isinstance(c.get("name"), str) and isinstance(c.get("image"), str):
+                    out[c["name"]] = c["image"]
+    return out
+
+
+def _split_image(image: str) -> tuple[str, str]:
+    name, _, _digest = image.partition("@")
+    repo, sep, tag = name.rpartition(":")
+    if not sep or "/" in tag:
+        return name, ""
+    return repo, tag
+
+
+def _review_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
+    """Changes a reviewer should see listed (info): Kustomizations and HelmReleases suspended or
+    resumed, workloads scaled to zero, a major version of a chart or an image."""
+    for k in sorted(set(ctx.base.kustomizations) & set(ctx.head.kustomizations)):
+        if k in ctx.carried:
+            continue
+        sb, sh = ctx.base.kustomizations[k].spec.suspend, ctx.head.kustomizations[k].spec.suspend
+        if sb != sh:
+            node = ctx.head.kustomizations[k]
+            ref = ObjRef("Kustomization", k.partition("/")[0], k.partition("/")[2], flux.KUSTOMIZE_GROUP, node.home)
+            cd.effects.append(
+                Effect(
+                    SUSPENDED if sh else RESUMED,
+                    ref,
+                    node.parent,
+                    node.parent,
+                    f"Kustomization {k} is suspended: it stops applying and pruning, and its objects stay as they are"
+                    if sh
+                    else f"Kustomization {k} is resumed: it applies the current revision and prunes what left it meanwhile",
+                    node.declared_at or node.spec.location,
+                    reason="suspended" if sh else "resumed",
+                )
+            )
+    for hid in sorted(set(ctx.base.helm_releases) & set(ctx.head.helm_releases)):
+        hb, hh = ctx.base.helm_releases[hid], ctx.head.helm_releases[hid]
+        if hh.owner in ctx.carried:
+            continue
+        ref = hh.obj.ref
+        if hb.spec.suspend != hh.spec.suspend:
+            cd.effects.append(
+                Effect(
+                    SUSPENDED if hh.spec.suspend else RESUMED,
+                    ref,
+                    hh.owner,
+                    hh.owner,
+                    f"HelmRelease {hid} is suspended: helm-controller stops upgrading and remediating it"
+                    if hh.spec.suspend
+                    else f"HelmRelease {hid} is resumed: helm-controller upgrades it to its current spec",
+                    hh.obj.resource.position(("spec", "suspend")),
+                    reason="suspended" if hh.spec.suspend else "resumed",
+                )
+            )
+        mb, mh = _major(hb.spec.chart_version), _major(hh.spec.chart_version)
+        if mb is not None and mh is not None and mb != mh and hb.spec.chart_name == hh.spec.chart_name:
+            cd.effects.append(
+                Effect(
+                    MAJOR_VERSION,
+                    ref,
+                    hh.owner,
+                    hh.owner,
+                    f"HelmRelease {hid} moves chart {hh.spec.chart_name} from {hb.spec.chart_version} to "
+                    f"{hh.spec.chart_version}: a major version, read its upgrade notes",
+                    hh.obj.resource.position(("spec", "chart", "spec", "version")),
+                    reason=f"chart {hh.spec.chart_name} {hb.spec.chart_version} -> {hh.spec.chart_version}",
+                )
+            )
+    for oc in cd.modified + cd.moved:
+        b, h = ctx.base_objs.get(oc.ref, []), ctx.head_objs.get(oc.ref, [])
+        if not b or not h or h[0].owner in ctx.carried:
+            continue
+        bd, hd = b[0].data, h[0].data
+        if (oc.ref.group, oc.ref.kind) in _SCALED:
+            rb, rh = as_dict(bd.get("spec")).get("replicas", 1), as_dict(hd.get("spec")).get("replicas", 1)
+            if rh == 0 and rb != 0:
+                cd.effects.append(
+                    Effect(
+                        SCALED_TO_ZERO,
+                        oc.ref,
+                        h[0].owner,
+                        h[0].owner,
+                        f"{oc.ref} is scaled to zero (replicas {rb} -> 0): its pods are stopped",
+                        h[0].resource.position(("spec", "replicas")),
+                        reason="scaled to zero",
+                    )
+                )
+        ib, ih = _images(bd), _images(hd)
+        for name in sorted(set(ib) & set(ih)):
+            (rb_, tb), (rh_, th) = _split_image(ib[name]), _split_image(ih[name])
+            mb, mh = _major(tb), _major(th)
+            if rb_ == rh_ and mb is not None and mh is not None and mb != mh:
+                cd.effects.append(
+                    Effect(
+                        MAJOR_VERSION,
+                        oc.ref,
+                        h[0].owner,
+                        h[0].owner,
+                        f"{oc.ref} moves container {name} from {ib[name]} to {ih[name]}: a major version, read its "
+                        "upgrade notes",
+                        h[0].location,
+                        reason=f"image {rh_} {tb} -> {th}",
+                    )
+                )
 
 
 def _kustomization_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
@@ -878,6 +1035,7 @@ def diff_clusters(
     _object_effects(ctx, cd)
     _immutable_effects(ctx, cd)
     _kustomization_changes(ctx, cd)
+    _review_effects(ctx, cd)
     _helm_changes(ctx, cd)
     eb, eh = _edges(base), _edges(head)
     eh |= {
@@ -940,6 +1098,43 @@ def diff_repositories(
     )
 
 
+# The verdicts a change may mean and say so (diff.acknowledge): deletions and re-creations. A
+# race, a refused update or a Kustomization that stops applying is never what a change means.
+ACKNOWLEDGEABLE = frozenset(
+    {DATA_LOSS, NAMESPACE_CASCADE, CRD_CASCADE, KUSTOMIZATION_CASCADE, FORCED_RECREATE, FORCED_RECREATE_DATA, gc.REFUSED}
+)
+
+
+def acknowledge(report: DiffReport, acks: Iterable[Any]) -> None:
+    """Mark the verdicts ``acks`` (``config.Acknowledgement``) name: each names an object; every
+    acknowledgeable verdict about it is reported as acknowledged and not counted. An entry that
+    matches none is a note (a stale acknowledgement must not wait for the next deletion)."""
+    acks = list(acks)
+    used: set[int] = set()
+    for _, e in report.effects():
+        if e.ref is None or e.code not in ACKNOWLEDGEABLE:
+            continue
+        for i, a in enumerate(acks):
+            if a.object == str(e.ref):
+                e.acknowledged = a.reason
+                used.add(i)
+                break
+    for i, a in enumerate(acks):
+        if i not in used:
+            report.notes.append(f"diff.acknowledge names {a.object}, but no deletion or re-creation of it is in this change")
+
+
+def _head_config(tree: Any) -> Any:
+    """The configuration file at the top of a revision's tree, parsed; None without one."""
+    from fluxgraph.config import CONFIG_NAMES, parse_config
+
+    for name in CONFIG_NAMES:
+        data = tree.files.get(name)
+        if data is not None:
+            return parse_config(data.decode("utf-8", "replace"), Path(name))
+    return None
+
+
 def diff_revisions(
     path: str | os.PathLike[str],
     base_rev: str,
@@ -993,6 +1188,10 @@ def diff_revisions(
         reused=base_l.reused,
         noise=noise,
     )
+    # what the change acknowledges is read from the change itself: the head revision's
+    # configuration (the working tree's when head is the working tree)
+    head_cfg = _head_config(head) if head_rev is not None else None
+    acknowledge(report, head_cfg.acknowledge if head_cfg is not None else settings.config.acknowledge)
     if not base_l.repo.clusters:
         report.notes.append(f"no Flux cluster found at {base_rev}: everything at head is new")
     for s in base_tree.skipped:

@@ -72,6 +72,43 @@ IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 CRD_GROUP = "apiextensions.k8s.io"
 DATA_KINDS = frozenset({"PersistentVolumeClaim", "PersistentVolume"})
 
+# What deleting an object takes with it, for the kinds whose deletion destroys data or other
+# objects: (group, kind) -> what goes. Built-in kinds by the API's own garbage collection and
+# finalizers; custom resources of operators whose controllers delete the data they manage when
+# the resource is deleted (their documentation says so: a Cluster's PVCs and pods for
+# CloudNativePG, the pools and filesystems' data for Rook). ``diff``'s delete-data verdict and
+# docs/explain-and-diff.md read this table.
+STATEFUL: dict[tuple[str, str], str] = {
+    ("", "Namespace"): "everything in the namespace goes with it, objects no Kustomization shows included (Helm releases' objects, Secrets operators made)",
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): "every custom resource of its kind goes with it, in every namespace",
+    ("", "PersistentVolumeClaim"): "its volume is released, and deleted under the StorageClass's default reclaimPolicy Delete: its data is lost",
+    ("", "PersistentVolume"): "the volume's data is lost unless its reclaimPolicy is Retain",
+    ("apps", "StatefulSet"): "its pods go; the claims of its volumeClaimTemplates stay unless persistentVolumeClaimRetentionPolicy.whenDeleted is Delete",
+    ("postgresql.cnpg.io", "Cluster"): "CloudNativePG deletes the cluster's pods and PVCs: the database is lost",
+    ("acid.zalan.do", "postgresql"): "the Zalando operator deletes the database cluster and its volumes",
+    ("postgres-operator.crunchydata.com", "PostgresCluster"): "PGO deletes the cluster and its volumes",
+    ("mysql.oracle.com", "InnoDBCluster"): "the MySQL operator deletes the cluster's pods and volumes",
+    ("k8s.mariadb.com", "MariaDB"): "the mariadb-operator deletes the database's StatefulSet and, by default, its storage",
+    ("mongodbcommunity.mongodb.com", "MongoDBCommunity"): "the MongoDB operator deletes the replica set",
+    ("elasticsearch.k8s.elastic.co", "Elasticsearch"): "ECK deletes the cluster's nodes and volumes",
+    ("kafka.strimzi.io", "Kafka"): "Strimzi deletes the brokers (and, with deleteClaim: true, their volumes)",
+    ("rabbitmq.com", "RabbitmqCluster"): "the RabbitMQ operator deletes the cluster and its volumes",
+    ("clickhouse.altinity.com", "ClickHouseInstallation"): "the Altinity operator deletes the installation and its volumes",
+    ("minio.min.io", "Tenant"): "the MinIO operator deletes the tenant's pools",
+    ("ceph.rook.io", "CephCluster"): "Rook deletes the Ceph cluster (with a cleanupPolicy, its data)",
+    ("ceph.rook.io", "CephBlockPool"): "Rook deletes the pool and the images in it",
+    ("ceph.rook.io", "CephFilesystem"): "Rook deletes the filesystem's pools (unless preserveFilesystemOnDelete)",
+    ("ceph.rook.io", "CephObjectStore"): "Rook deletes the object store's pools (unless preservePoolsOnDelete)",
+    ("longhorn.io", "Volume"): "Longhorn deletes the volume and its replicas",
+    ("snapshot.storage.k8s.io", "VolumeSnapshot"): "the snapshot's content is deleted under its class's deletionPolicy Delete",
+    ("objectbucket.io", "ObjectBucketClaim"): "the bucket is deleted under its StorageClass's reclaimPolicy Delete",
+}
+
+
+def stateful(ref: ObjRef) -> str | None:
+    """What deleting ``ref`` takes with it, where ``STATEFUL`` lists its kind."""
+    return STATEFUL.get((ref.group, ref.kind))
+
 # Verdicts on what happens to one object, worst last within each severity.
 SAFE = "safe"  # a move the old owner cannot prune
 ORPHAN = "orphan"  # left in the cluster, no longer managed

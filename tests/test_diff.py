@@ -424,29 +424,40 @@ def test_deleting_a_prune_protected_namespace_orphans_it(tmp_path):
     assert code == 0
 
 
-def test_removing_an_app_alone_is_informational(tmp_path):
+def test_removing_an_app_with_its_namespace_holds_the_gate_until_acknowledged(tmp_path):
+    """Deleting a Namespace deletes everything in it, what no Kustomization shows included
+    (issue 24): an error, which the change can acknowledge in its .fluxgraph.yaml."""
+
     def drop_pvc_user(repo: Path) -> None:
         (repo / "clusters/prod/media-storage.yaml").unlink()
         shutil.rmtree(repo / "media-storage")
 
-    code, doc = run(history(tmp_path, "namespace-delete", base_edit=drop_pvc_user, head_edit=drop_pvc_user))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    code, doc = run(history(tmp_path / "a", "namespace-delete", base_edit=drop_pvc_user, head_edit=drop_pvc_user))
     assert not effects(doc, "namespace-cascade")
-    assert {e["code"] for e in effects(doc)} == {gc.DELETE}
+    [ns] = effects(doc, "delete-data")
+    assert ns["object"] == "Namespace/media" and ns["severity"] == "error"
+    assert "everything in the namespace goes with it" in ns["message"]
+    assert {e["code"] for e in effects(doc)} == {gc.DELETE, "delete-data"}
+    assert code == 1
+
+    def acknowledge(repo: Path) -> None:
+        drop_pvc_user(repo)
+        (repo / ".fluxgraph.yaml").write_text(
+            "diff:\n  acknowledge:\n    - object: Namespace/media\n      reason: the media app is retired\n"
+            "    - object: PersistentVolumeClaim/media/gone\n      reason: stale\n"
+        )
+
+    repo = history(tmp_path / "b", "namespace-delete", base_edit=drop_pvc_user, head_edit=acknowledge)
+    code, doc = run(repo)
     assert code == 0
-    res = CliRunner().invoke(
-        main,
-        [
-            "diff",
-            str(tmp_path / "namespace-delete"),
-            "--base",
-            "HEAD~1",
-            "--head",
-            "HEAD",
-            "--fail-on",
-            "info",
-        ],
-    )
-    assert res.exit_code == 1
+    assert effects(doc, "delete-data")[0]["acknowledged"] == "the media app is retired"
+    assert doc["summary"]["counts"]["acknowledged"] == 1
+    assert any("PersistentVolumeClaim/media/gone" in n for n in doc["notes"])
+    res = CliRunner().invoke(main, ["diff", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--fail-on", "info"])
+    assert res.exit_code == 1  # the Deployment's deletion is still info
+    assert "(acknowledged: the media app is retired)" in res.output
 
 
 # -- renaming a Kustomization ---------------------------------------------------------------------

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from fluxgraph import __version__, contentdiff
-from fluxgraph.diff import ClusterDiff, DiffReport, Effect, ObjectChange
+from fluxgraph.diff import REVIEW_CODES, ClusterDiff, DiffReport, Effect, ObjectChange
 from fluxgraph.findings import Finding, Severity
 from fluxgraph.model import Location
 from fluxgraph.render.explain_report import cascade_json, finding_head
@@ -82,12 +82,13 @@ def _cluster_text(cd: ClusterDiff, *, content: bool = True) -> list[str]:
     if cd.status == "unchanged":
         return lines
     if cd.effects:
-        counts = {s: sum(1 for e in cd.effects if e.severity == s) for s in Severity}
+        counts = {s: sum(1 for e in cd.effects if e.severity == s and not e.acknowledged) for s in Severity}
         lines.append(
             "  What Flux will do (" + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n) + ")"
         )
         for e in cd.effects:
-            lines.append(f"    {e.severity.value:<7} {e.code:<21} {e.message}")
+            ack = f" (acknowledged: {e.acknowledged})" if e.acknowledged else ""
+            lines.append(f"    {e.severity.value:<7} {e.code:<21} {e.message}{ack}")
             if e.location is not None:
                 lines.append(f"{'':<34}at {_loc(e.location)}")
             lines.extend(_cascade_text(e, " " * 36))
@@ -162,7 +163,8 @@ def _cluster_text(cd: ClusterDiff, *, content: bool = True) -> list[str]:
 
 def _summary(r: DiffReport) -> str:
     c = r.counts()
-    return f"{c['error']} error, {c['warning']} warning, {c['info']} info (verdicts and new findings)"
+    ack = f", {c['acknowledged']} acknowledged" if c.get("acknowledged") else ""
+    return f"{c['error']} error, {c['warning']} warning, {c['info']} info{ack} (verdicts and new findings)"
 
 
 def render_text(r: DiffReport) -> str:
@@ -207,19 +209,20 @@ def render_markdown(r: DiffReport) -> str:
     out = [f"### fluxgraph diff {_code(r.base)} → {_code(r.head)}", ""]
     if c["error"]:
         out.append(
-            f"**{c['error']} error(s)** — Flux would delete objects that the change means to keep, or block a Kustomization. Details below."
+            f"**{c['error']} error(s)** — at this revision Flux would fail to apply, or delete what the change means to keep, or destroy data. Details below."
         )
     elif c["warning"]:
         out.append(f"**{c['warning']} warning(s)**, no errors.")
     else:
-        out.append("No garbage-collection hazard found.")
+        out.append("No hazard found.")
     out.append("")
     groups: dict[tuple[str, str, str, str, str], list[Effect]] = {}
     for cd in r.clusters:
         for e in cd.effects:
-            if e.severity == Severity.INFO:
+            if e.severity == Severity.INFO and e.code not in REVIEW_CODES:
                 continue
-            key = (cd.cluster, e.code, e.old_owner or "", e.new_owner or "", e.reason or e.message)
+            reason = e.reason or e.message
+            key = (cd.cluster, e.code, e.old_owner or "", e.new_owner or "", f"{reason} (acknowledged: {e.acknowledged})" if e.acknowledged else reason)
             groups.setdefault(key, []).append(e)
     if groups:
         out.append("| | cluster | verdict | objects | what happens |")
@@ -232,9 +235,8 @@ def render_markdown(r: DiffReport) -> str:
                 f" and {len(refs) - 5} more" if len(refs) > 5 else ""
             )
             move = f"{old} → {new}: " if old and new and old != new else (f"{old}: " if old and es[0].reason else "")
-            out.append(
-                f"| {_ICON[es[0].severity]} | {_code(cluster)} | {code} | {shown} | {_md(move + reason)} |"
-            )
+            icon = "☑️ acknowledged" if es[0].acknowledged else _ICON[es[0].severity]
+            out.append(f"| {icon} | {_code(cluster)} | {code} | {shown} | {_md(move + reason)} |")
         out.append("")
     for cd in r.clusters:
         if cd.status == "unchanged":
@@ -318,6 +320,7 @@ def _effect_json(e: Effect) -> dict[str, Any]:
         "file": e.location.file if e.location else None,
         "line": e.location.line if e.location else None,
         "cascade": cascade_json(e.cascade) if e.cascade else None,
+        **({"acknowledged": e.acknowledged} if e.acknowledged else {}),
     }
 
 

@@ -1,6 +1,7 @@
-"""diff's verdicts on updates the API server refuses (issue 23/24): immutable fields, a
+"""diff's verdicts on the change itself (issues 23, 24): updates the API server refuses (immutable fields, a
 shrinking PersistentVolumeClaim, and what kustomize-controller's force (spec.force, the
-kustomize.toolkit.fluxcd.io/force annotation), spec.ignore and ssa: IfNotPresent change."""
+kustomize.toolkit.fluxcd.io/force annotation), spec.ignore and ssa: IfNotPresent change), the
+removal of what holds data and its acknowledgement, and the changes listed for a reviewer."""
 
 from __future__ import annotations
 
@@ -184,3 +185,105 @@ def test_the_table_of_immutable_fields():
         "reclaimPolicy"
     ]
     assert quantity("1Gi") == quantity("1024Mi") and quantity("1e3") == quantity("1k") and quantity("fast") is None
+
+
+def _review(tmp_path: Path, base: dict[str, str], head: dict[str, str], ks_extra_base: str = "", ks_extra_head: str = ""):
+    repo = tmp_path / "repo"
+    env_base = {"clusters/prod/apps.yaml": flux_ks("apps", "./apps", ks_extra_base)}
+    write_tree(repo, {"clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"), **env_base, **base})
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    write_tree(repo, {"clusters/prod/apps.yaml": flux_ks("apps", "./apps", ks_extra_head), **head})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "head")
+    res = CliRunner().invoke(main, ["diff", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--format", "json"])
+    assert res.exit_code in (0, 1), res.output
+    doc = json.loads(res.output)
+    return res.exit_code, [e for c in doc["clusters"] for e in c["effects"] if e["severity"] == "info"]
+
+
+RELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {{name: cache, namespace: default}}
+spec:
+  interval: 1h
+  suspend: {suspend}
+  chart:
+    spec:
+      chart: redis
+      version: {version}
+      sourceRef: {{kind: HelmRepository, name: charts}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {{name: charts, namespace: default}}
+spec: {{interval: 1h, url: https://charts.example.com}}
+"""
+
+
+def test_review_changes_are_listed(tmp_path):
+    base = {**_dep(tag="1.4.2"), "apps/cache.yaml": RELEASE.format(suspend="false", version="19.6.4")}
+    head = {
+        "apps/web.yaml": DEPLOYMENT.format(app="web", tag="2.0.0", annotations="").replace("spec:\n  selector", "spec:\n  replicas: 0\n  selector"),
+        "apps/cache.yaml": RELEASE.format(suspend="true", version="20.1.0"),
+    }
+    rc, found = _review(tmp_path, base, head)
+    assert rc == 0
+    got = sorted((e["code"], e["object"]) for e in found)
+    assert got == [
+        ("major-version", "Deployment/default/web"),
+        ("major-version", "HelmRelease/default/cache"),
+        ("scaled-to-zero", "Deployment/default/web"),
+        ("suspended", "HelmRelease/default/cache"),
+    ]
+    assert any("from ghcr.io/example/web:1.4.2 to ghcr.io/example/web:2.0.0" in e["message"] for e in found)
+
+
+def test_a_suspended_kustomization_is_listed(tmp_path):
+    rc, found = _review(tmp_path, _dep(), _dep(), "", "  suspend: true\n")
+    assert [(e["code"], e["object"]) for e in found] == [("suspended", "Kustomization/flux-system/apps")]
+
+
+CNPG = """apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: db, namespace: default}
+spec:
+  instances: 3
+  storage: {size: 10Gi}
+"""
+
+
+def test_removing_what_holds_data_is_an_error(tmp_path):
+    def sts(retention: str = "") -> dict[str, str]:
+        s = STATEFULSET.format(replicas=1, tag="16", size="10Gi")
+        if retention:
+            s = s.replace("  serviceName: db\n", f"  serviceName: db\n  persistentVolumeClaimRetentionPolicy: {{whenDeleted: {retention}}}\n")
+        return {"apps/db.yaml": s}
+
+    keep = _dep()
+    for name, base, what in (
+        ("cnpg", {"apps/db.yaml": CNPG}, "CloudNativePG deletes the cluster's pods and PVCs"),
+        ("sts", sts(), "the claims of its volumeClaimTemplates stay"),
+        ("sts-delete", sts("Delete"), "its claims go: their data is lost"),
+    ):
+        repo = _history(tmp_path / name, {**keep, **base}, keep)
+        res = CliRunner().invoke(main, ["diff", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--format", "json"])
+        doc = json.loads(res.output)
+        [e] = [e for c in doc["clusters"] for e in c["effects"] if e["code"] == "delete-data"]
+        assert res.exit_code == 1 and e["severity"] == "error" and what in e["message"], (name, e["message"])
+
+
+def test_acknowledgements_are_validated(tmp_path):
+    from fluxgraph.config import parse_config
+    from fluxgraph.model import FluxgraphError
+
+    cfg = parse_config("diff:\n  acknowledge:\n    - {object: Namespace/media, reason: retired}\n", Path(".fluxgraph.yaml"))
+    assert [(a.object, a.reason) for a in cfg.acknowledge] == [("Namespace/media", "retired")]
+    for bad in (
+        "diff:\n  acknowledge:\n    - {object: Namespace/media}\n",
+        "diff:\n  acknowledge:\n    - {object: media, reason: x}\n",
+        "diff:\n  ack: []\n",
+    ):
+        with pytest.raises(FluxgraphError):
+            parse_config(bad, Path(".fluxgraph.yaml"))
