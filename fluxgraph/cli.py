@@ -534,7 +534,13 @@ def explain_cmd(
 @click.option("--base", "base_rev", required=True, metavar="REV", help="The git revision to compare from (e.g. origin/main).")
 @click.option("--head", "head_rev", default=None, metavar="REV", help="The git revision to compare to (default: the working tree).")
 @model_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "mermaid", "dot"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown", "sarif", "github", "mermaid", "dot"]),
+    default="text",
+    show_default=True,
+)
 @click.option(
     "--fail-on",
     type=click.Choice(["error", "warning", "info"]),
@@ -568,6 +574,7 @@ def diff_cmd(
     """
     from fluxgraph.diff import diff_revisions
     from fluxgraph.findings import Severity
+    from fluxgraph.render import diff_annotations
     from fluxgraph.render.diff_graph import render_dot, render_mermaid
     from fluxgraph.render.diff_report import render_json as diff_json
     from fluxgraph.render.diff_report import render_markdown, render_text
@@ -582,6 +589,8 @@ def diff_cmd(
         "text": render_text,
         "json": lambda r: diff_json(r, threshold),
         "markdown": render_markdown,
+        "sarif": diff_annotations.render_sarif,
+        "github": diff_annotations.render_github,
         "mermaid": render_mermaid,
         "dot": render_dot,
     }

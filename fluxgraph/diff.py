@@ -44,6 +44,32 @@ SCALED_TO_ZERO = "scaled-to-zero"
 MAJOR_VERSION = "major-version"
 REVIEW_CODES = frozenset({SUSPENDED, RESUMED, SCALED_TO_ZERO, MAJOR_VERSION})
 
+# One line per verdict code (SARIF rule descriptions, docs/explain-and-diff.md has the table)
+EFFECT_SUMMARY: dict[str, str] = {
+    gc.SAFE: "A moved object its old owner cannot prune",
+    gc.ORPHAN: "An object removed from the repository but left in the cluster",
+    gc.DEFERRED: "An object of a suspended owner, garbage-collected when it is resumed",
+    gc.DELETE: "An object removed from the repository and garbage-collected",
+    gc.REFUSED: "Flux prunes a namespace the API server refuses to delete",
+    gc.RACE: "A moved object its old owner may delete before the new owner applies it",
+    gc.RECREATE: "A moved object its old owner deletes before the new owner applies it again",
+    gc.BLOCKED: "An old owner that waits for a new owner only it can create",
+    NAMESPACE_CASCADE: "A deleted Namespace takes objects still applied at head with it",
+    CRD_CASCADE: "A deleted CustomResourceDefinition takes custom resources still applied at head with it",
+    KUSTOMIZATION_CASCADE: "A deleted Kustomization's finalizer deletes its inventory before it is created again",
+    ORPHANED_KUSTOMIZATION: "A Kustomization no longer declared stays in the cluster with its last spec",
+    NOT_APPLIED: "A Kustomization that built at base does not at head: nothing of the change is applied",
+    DATA_LOSS: "Garbage collection deletes an object that holds data or other objects",
+    IMMUTABLE_FIELD: "A change to a field the API server does not let an update change: the apply fails",
+    PVC_SHRINK: "A PersistentVolumeClaim's storage request shrinks: the apply fails",
+    FORCED_RECREATE: "A force-applied object is deleted and created again to change an immutable field",
+    FORCED_RECREATE_DATA: "A force-applied re-creation that deletes data",
+    SUSPENDED: "A Kustomization or HelmRelease is suspended",
+    RESUMED: "A Kustomization or HelmRelease is resumed",
+    SCALED_TO_ZERO: "A workload is scaled to zero replicas",
+    MAJOR_VERSION: "A chart or image moves to another major version",
+}
+
 EFFECT_SEVERITY: dict[str, Severity] = {
     **gc.VERDICT_SEVERITY,
     NAMESPACE_CASCADE: Severity.ERROR,

@@ -287,3 +287,33 @@ def test_acknowledgements_are_validated(tmp_path):
     ):
         with pytest.raises(FluxgraphError):
             parse_config(bad, Path(".fluxgraph.yaml"))
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github"])
+def test_diff_annotations(tmp_path, fmt):
+    import jsonschema
+
+    from .test_outputs import SARIF_SCHEMA
+
+    repo = _history(tmp_path, _dep(), _dep(app="frontend"))
+    res = CliRunner().invoke(main, ["diff", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--format", fmt])
+    assert res.exit_code == 1, res.output
+    if fmt == "github":
+        [line] = [x for x in res.output.splitlines() if x.startswith("::")]
+        assert line.startswith("::error file=apps/web.yaml,line=8,title=fluxgraph diff immutable-field::")
+        return
+    doc = json.loads(res.output)
+    jsonschema.validate(doc, SARIF_SCHEMA, cls=jsonschema.Draft4Validator)
+    run_ = doc["runs"][0]
+    [r] = [r for r in run_["results"] if r["ruleId"] == "diff/immutable-field"]
+    assert run_["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] == "diff/immutable-field"
+    assert r["level"] == "error" and r["locations"][0]["physicalLocation"]["region"]["startLine"] == 8
+
+
+def test_every_verdict_code_is_described_and_documented():
+    from fluxgraph.diff import EFFECT_SEVERITY, EFFECT_SUMMARY
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "explain-and-diff.md").read_text()
+    assert set(EFFECT_SUMMARY) == set(EFFECT_SEVERITY)
+    for code in EFFECT_SEVERITY:
+        assert f"`{code}`" in doc, code

@@ -161,7 +161,7 @@ def _cluster_text(cd: ClusterDiff, *, content: bool = True) -> list[str]:
     return lines
 
 
-def _summary(r: DiffReport) -> str:
+def summary(r: DiffReport) -> str:
     c = r.counts()
     ack = f", {c['acknowledged']} acknowledged" if c.get("acknowledged") else ""
     return f"{c['error']} error, {c['warning']} warning, {c['info']} info{ack} (verdicts and new findings)"
@@ -182,7 +182,7 @@ def render_text(r: DiffReport) -> str:
     for n in r.notes:
         lines.append(f"note: {n}")
     lines.append("")
-    lines.append(_summary(r))
+    lines.append(summary(r))
     return "\n".join(lines) + "\n"
 
 
@@ -241,11 +241,11 @@ def render_markdown(r: DiffReport) -> str:
     for cd in r.clusters:
         if cd.status == "unchanged":
             continue
-        summary = (
+        heading = (
             f"{cd.cluster} ({cd.status}): {len(cd.added)} added, {len(cd.removed)} removed, {len(cd.moved)} moved, "
             f"{len(cd.modified)} modified objects; {len(cd.kustomizations)} Kustomization change(s); {len(cd.new_findings)} new finding(s)"
         )
-        out.append(f"<details><summary>{_md(summary)}</summary>")
+        out.append(f"<details><summary>{_md(heading)}</summary>")
         out.append("")
         out.append("```")
         out.extend(_cluster_text(cd, content=False)[1:])
@@ -273,7 +273,7 @@ def render_markdown(r: DiffReport) -> str:
         out.append("")
     for n in r.notes:
         out.append(f"_note: {_md(n)}_")
-    out.append(f"<sub>{_md(_summary(r))} · fluxgraph {__version__}</sub>")
+    out.append(f"<sub>{_md(summary(r))} · fluxgraph {__version__}</sub>")
     return _fit("\n".join(out) + "\n")
 
 
