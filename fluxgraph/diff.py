@@ -34,6 +34,7 @@ ORPHANED_KUSTOMIZATION = "orphaned-kustomization"
 NOT_APPLIED = "not-applied"
 DATA_LOSS = "delete-data"
 IMMUTABLE_FIELD = "immutable-field"
+IMMUTABLE_FIELD_IF_PRESENT = "immutable-field-if-present"
 PVC_SHRINK = "pvc-shrink"
 FORCED_RECREATE = "forced-recreate"
 FORCED_RECREATE_DATA = "forced-recreate-data"
@@ -62,6 +63,7 @@ EFFECT_SUMMARY: dict[str, str] = {
     DATA_LOSS: "Garbage collection deletes an object that holds data or other objects",
     IMMUTABLE_FIELD: "A change to a field the API server does not let an update change: the apply fails",
     PVC_SHRINK: "A PersistentVolumeClaim's storage request shrinks: the apply fails",
+    IMMUTABLE_FIELD_IF_PRESENT: "A change to an immutable field of a Job the TTL controller may have deleted: the apply fails while it exists",
     FORCED_RECREATE: "A force-applied object is deleted and created again to change an immutable field",
     FORCED_RECREATE_DATA: "A force-applied re-creation that deletes data",
     SUSPENDED: "A Kustomization or HelmRelease is suspended",
@@ -79,6 +81,7 @@ EFFECT_SEVERITY: dict[str, Severity] = {
     NOT_APPLIED: Severity.ERROR,
     DATA_LOSS: Severity.ERROR,
     IMMUTABLE_FIELD: Severity.ERROR,
+    IMMUTABLE_FIELD_IF_PRESENT: Severity.WARNING,
     PVC_SHRINK: Severity.ERROR,
     FORCED_RECREATE: Severity.WARNING,
     FORCED_RECREATE_DATA: Severity.ERROR,
@@ -577,6 +580,9 @@ def _immutable_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
             bo = next((b for b in ctx.base_objs[ref] if b.owner == ho.owner), None)
             if bo is None or bo.data == ho.data:
                 continue
+            base_owner = ctx.base.kustomizations.get(ho.owner)
+            if base_owner is None or base_owner.spec.suspend:
+                continue  # suspended at base: the cluster holds what was applied before, or nothing
             changes = immutable.immutable_changes(ref.group, ref.kind, bo.data, ho.data)
             if not changes:
                 continue
@@ -599,6 +605,24 @@ def _immutable_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                 f"; spec.ignore's {ignored} does not prevent it: the dry-run sends the whole object" if ignored else ""
             )
             shrink = next((c for c in changes if c.shrink), None)
+            ttl = as_dict(bo.data.get("spec")).get("ttlSecondsAfterFinished") if ref.kind == "Job" and ref.group == "batch" else None
+            if ttl is not None and not forced:
+                # the TTL controller deletes a finished Job after ttlSecondsAfterFinished: the
+                # apply fails only while the old one exists (running, or finished less long ago)
+                cd.effects.append(
+                    Effect(
+                        IMMUTABLE_FIELD_IF_PRESENT,
+                        ref,
+                        ho.owner,
+                        ho.owner,
+                        f"{ref} changes {fields}, which an update may not change ({first.message}): if the Job of the "
+                        f"previous revision still exists (running, or finished less than its ttlSecondsAfterFinished {ttl}s "
+                        f"ago), the dry-run apply of {ho.owner} fails and it applies nothing of this revision{ignore_note}",
+                        location,
+                        reason=f"immutable {fields} while the previous Job exists",
+                    )
+                )
+                continue
             if forced:
                 data = ref.kind == "PersistentVolumeClaim" or (
                     ref.kind == "StatefulSet" and ref.group == "apps" and immutable.retention_deletes_claims(ho.data)

@@ -317,3 +317,40 @@ def test_every_verdict_code_is_described_and_documented():
     assert set(EFFECT_SUMMARY) == set(EFFECT_SEVERITY)
     for code in EFFECT_SEVERITY:
         assert f"`{code}`" in doc, code
+
+
+JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {{name: migrate, namespace: default}}
+spec:
+{ttl}  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: migrate, image: "ghcr.io/example/migrate:{tag}"}}]
+"""
+
+
+def test_job_templates_ttl_and_suspended_owners(tmp_path):
+    def job(tag: str, ttl: str = "") -> dict[str, str]:
+        return {"apps/job.yaml": JOB.format(tag=tag, ttl=ttl)}
+
+    rc, [e] = _effects(_history(tmp_path / "a", job("1"), job("2")))
+    assert rc == 1 and e["code"] == "immutable-field" and "spec.template" in e["message"]
+    ttl = "  ttlSecondsAfterFinished: 600\n"
+    res = CliRunner().invoke(
+        main, ["diff", str(_history(tmp_path / "b", job("1", ttl), job("2", ttl))), "--base", "HEAD~1", "--head", "HEAD", "--format", "json"]
+    )
+    doc = json.loads(res.output)
+    [e] = [e for c in doc["clusters"] for e in c["effects"] if e["code"].startswith("immutable")]
+    assert res.exit_code == 0 and e["code"] == "immutable-field-if-present" and e["severity"] == "warning"
+    # an owner suspended at base never applied the base revision: nothing to judge
+    repo = tmp_path / "c"
+    common = {"clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod")}
+    write_tree(repo, {**common, "clusters/prod/apps.yaml": flux_ks("apps", "./apps", "  suspend: true\n"), **job("1")})
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    write_tree(repo, {**common, "clusters/prod/apps.yaml": flux_ks("apps", "./apps"), **job("2")})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "head")
+    assert _effects(repo) == (0, [])
