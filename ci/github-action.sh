@@ -2,7 +2,8 @@
 # Steps of the fluxgraph GitHub Action (action.yml). Kept in a script so that it can be
 # tested locally: tests/test_action.py runs it with GITHUB_OUTPUT/GITHUB_STEP_SUMMARY set.
 #   github-action.sh check   runs fluxgraph check; writes annotations, SARIF and a summary
-#   github-action.sh graph   writes what the pull request changes (fluxgraph diff, Mermaid)
+#   github-action.sh graph   writes what the pull request changes (fluxgraph diff against the merge
+#                            base: annotations, the Markdown review with its Mermaid graph, the comment)
 #   github-action.sh fix     runs fluxgraph fix in diff mode; writes the diff to the log and summary
 set -uo pipefail
 step="${1:?usage: github-action.sh check|graph|fix}"
@@ -34,13 +35,25 @@ case "$step" in
     ;;
   graph)
     base="${FG_BASE:?FG_BASE (the pull request base commit) is required}"
-    fluxgraph diff --base "$base" "$path" --format markdown > "$out_dir/diff.md"
+    # the pull request is what its head adds to the merge base with the base branch (a base
+    # branch that moved on is not part of the change); a shallow clone without the merge base
+    # falls back to the base commit itself
+    merge=(--merge-base)
+    fluxgraph diff --base "$base" --merge-base "$path" --format github > "$out_dir/diff-annotations.txt" 2> "$out_dir/diff.err"
     rc=$?
+    if [ "$rc" -ge 2 ] && grep -q "no common ancestor" "$out_dir/diff.err"; then
+      merge=()
+      fluxgraph diff --base "$base" "$path" --format github > "$out_dir/diff-annotations.txt" 2> "$out_dir/diff.err"
+      rc=$?
+    fi
     if [ "$rc" -ge 2 ]; then
+      cat "$out_dir/diff.err" >&2
       echo "fluxgraph diff failed (exit $rc)" >&2
       exit 0
     fi
-    fluxgraph diff --base "$base" "$path" --format mermaid > "$out_dir/diff.mmd"
+    cat "$out_dir/diff-annotations.txt"
+    fluxgraph diff --base "$base" "${merge[@]}" "$path" --format markdown > "$out_dir/diff.md"
+    fluxgraph diff --base "$base" "${merge[@]}" "$path" --format mermaid > "$out_dir/diff.mmd"
     {
       cat "$out_dir/diff.md"
       echo
@@ -54,7 +67,10 @@ case "$step" in
     echo "comment=$out_dir/comment.md" >> "$GITHUB_OUTPUT"
     # post it on the pull request when a number and a token are given (needs pull-requests: write)
     if [ -n "${PR_NUMBER:-}" ] && [ -n "${GH_TOKEN:-}" ] && command -v gh >/dev/null 2>&1; then
-      gh pr comment "$PR_NUMBER" --body-file "$out_dir/comment.md" || echo "could not comment on the pull request" >&2
+      # one comment per pull request, updated on every push
+      gh pr comment "$PR_NUMBER" --edit-last --body-file "$out_dir/comment.md" 2>/dev/null \
+        || gh pr comment "$PR_NUMBER" --body-file "$out_dir/comment.md" \
+        || echo "could not comment on the pull request" >&2
     fi
     ;;
   fix)

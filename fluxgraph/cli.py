@@ -533,6 +533,12 @@ def explain_cmd(
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @click.option("--base", "base_rev", required=True, metavar="REV", help="The git revision to compare from (e.g. origin/main).")
 @click.option("--head", "head_rev", default=None, metavar="REV", help="The git revision to compare to (default: the working tree).")
+@click.option(
+    "--merge-base",
+    "use_merge_base",
+    is_flag=True,
+    help="Compare from the merge base of --base and --head (or HEAD), as a pull request from it into --base is reviewed.",
+)
 @model_options
 @click.option(
     "--format",
@@ -558,6 +564,7 @@ def diff_cmd(
     path: str,
     base_rev: str,
     head_rev: str | None,
+    use_merge_base: bool,
     fmt: str,
     fail_on: str,
     noise: bool,
@@ -580,6 +587,10 @@ def diff_cmd(
     from fluxgraph.render.diff_report import render_markdown, render_text
 
     try:
+        if use_merge_base:
+            from fluxgraph import gitrev
+
+            base_rev = gitrev.merge_base(path, base_rev, head_rev or "HEAD")
         report = diff_revisions(path, base_rev, head_rev, settings=_settings(path, model), noise=noise)
     except FluxgraphError as e:
         _fail(str(e))

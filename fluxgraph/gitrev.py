@@ -106,6 +106,17 @@ def resolve(path: str | os.PathLike[str], rev: str) -> str:
     return sha
 
 
+def merge_base(path: str | os.PathLike[str], a: str, b: str = "HEAD") -> str:
+    """The best common ancestor of revisions ``a`` and ``b`` (what a pull request from ``b``
+    into ``a`` is compared with); exit 2 when there is none."""
+    ca, cb = resolve(path, a), resolve(path, b)
+    try:
+        out = _run(["merge-base", "--end-of-options", ca, cb], path)
+    except GitError:
+        raise GitError(f"{a!r} and {b!r} have no common ancestor in {path} (a shallow clone needs more history)") from None
+    return out.decode().strip()
+
+
 def _safe_rel(name: str) -> str | None:
     """The entry's path if it is safe to create below the export root, else None."""
     if not name or name.startswith("/") or "\\" in name or "\x00" in name:

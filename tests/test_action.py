@@ -25,6 +25,8 @@ def test_action_yml_is_consistent():
     assert hooks[0]["id"] == "fluxgraph-check" and hooks[0]["entry"] == "fluxgraph check"
     fix = next(h for h in hooks if h["id"] == "fluxgraph-fix")
     assert fix["entry"] == "fluxgraph fix" and "--write" not in fix.get("args", [])  # diff mode only
+    diff = next(h for h in hooks if h["id"] == "fluxgraph-diff")
+    assert diff["entry"] == "fluxgraph diff" and "--merge-base" in diff["args"]
 
 
 @pytest.mark.skipif(shutil.which("fluxgraph") is None or shutil.which("bash") is None, reason="needs the installed CLI and bash")
@@ -67,6 +69,7 @@ def test_graph_step_writes_the_diff_and_mermaid(tmp_path):
     text = summary.read_text()
     assert "```mermaid" in text and "flowchart" in text
     assert "blocky" in text
+    assert "::notice " in proc.stdout and "blocky" in proc.stdout  # the verdicts as annotations
     assert "comment=" in out.read_text()
 
 

@@ -354,3 +354,29 @@ def test_job_templates_ttl_and_suspended_owners(tmp_path):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "head")
     assert _effects(repo) == (0, [])
+
+
+def test_merge_base_leaves_out_what_the_base_branch_did_since(tmp_path):
+    repo = tmp_path / "repo"
+    common = {"clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"), "clusters/prod/apps.yaml": flux_ks("apps", "./apps")}
+    write_tree(repo, {**common, **_dep(), **{"apps/data.yaml": CLAIM.format(size="10Gi", annotations="")}})
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write_tree(repo, _dep(tag="1.1"))
+    git(repo, "commit", "-q", "-am", "feature: bump")
+    git(repo, "checkout", "-q", "main")
+    (repo / "apps/data.yaml").unlink()
+    git(repo, "commit", "-q", "-am", "main: drop the claim")
+    git(repo, "checkout", "-q", "feature")
+
+    # against main itself, the feature branch looks as if it re-added the claim main dropped
+    doc = json.loads(CliRunner().invoke(main, ["diff", str(repo), "--base", "main", "--head", "feature", "--format", "json"]).output)
+    assert [o["object"] for o in doc["clusters"][0]["objects"]["added"]] == ["PersistentVolumeClaim/default/data"]
+    doc = json.loads(
+        CliRunner().invoke(main, ["diff", str(repo), "--base", "main", "--head", "feature", "--format", "json", "--merge-base"]).output
+    )
+    [cd] = doc["clusters"]
+    assert [o["object"] for o in cd["objects"]["modified"]] == ["Deployment/default/web"]
+    assert cd["objects"]["added"] == [] and cd["objects"]["removed"] == []
