@@ -52,17 +52,8 @@ case "$step" in
       exit 0
     fi
     cat "$out_dir/diff-annotations.txt"
-    fluxgraph diff --base "$base" "${merge[@]}" "$path" --format markdown > "$out_dir/diff.md"
-    fluxgraph diff --base "$base" "${merge[@]}" "$path" --format mermaid > "$out_dir/diff.mmd"
-    {
-      cat "$out_dir/diff.md"
-      echo
-      echo "#### Changed Kustomizations"
-      echo
-      echo '```mermaid'
-      cat "$out_dir/diff.mmd"
-      echo '```'
-    } > "$out_dir/comment.md"
+    # the Markdown review carries the Mermaid graph of the changed part
+    fluxgraph diff --base "$base" "${merge[@]}" "$path" --format markdown > "$out_dir/comment.md"
     cat "$out_dir/comment.md" >> "$GITHUB_STEP_SUMMARY"
     echo "comment=$out_dir/comment.md" >> "$GITHUB_OUTPUT"
     # post it on the pull request when a number and a token are given (needs pull-requests: write)

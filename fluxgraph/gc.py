@@ -81,7 +81,7 @@ DATA_KINDS = frozenset({"PersistentVolumeClaim", "PersistentVolume"})
 STATEFUL: dict[tuple[str, str], str] = {
     ("", "Namespace"): "everything in the namespace goes with it, objects no Kustomization shows included (Helm releases' objects, Secrets operators made)",
     ("apiextensions.k8s.io", "CustomResourceDefinition"): "every custom resource of its kind goes with it, in every namespace",
-    ("", "PersistentVolumeClaim"): "its volume is released, and deleted under the StorageClass's default reclaimPolicy Delete: its data is lost",
+    ("", "PersistentVolumeClaim"): "its volume is released and, under its StorageClass's reclaimPolicy Delete (the default), deleted: its data is lost",
     ("", "PersistentVolume"): "the volume's data is lost unless its reclaimPolicy is Retain",
     ("apps", "StatefulSet"): "its pods go; the claims of its volumeClaimTemplates stay unless persistentVolumeClaimRetentionPolicy.whenDeleted is Delete",
     ("postgresql.cnpg.io", "Cluster"): "CloudNativePG deletes the cluster's pods and PVCs: the database is lost",

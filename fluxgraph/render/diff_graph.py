@@ -68,9 +68,32 @@ def _cluster_graph(cd: ClusterDiff) -> _Graph:
         state = ADDED if d.change == "added" else REMOVED
         g.edges.append((a, b, f"dependsOn ({d.change})", _EDGE_COLOR[state], d.change == "removed", state))
     moves: dict[tuple[str, str], list[str]] = {}
+    marks: dict[str, list[str]] = {}  # owner -> the verdicts about its own objects, and new findings
     for e in cd.effects:
-        if e.old_owner and e.new_owner and e.ref is not None:
+        if e.old_owner and e.new_owner and e.ref is not None and e.old_owner != e.new_owner:
             moves.setdefault((e.old_owner, e.new_owner), []).append(e.code)
+        elif e.old_owner and e.severity.rank >= Severity.WARNING.rank and not e.acknowledged:
+            marks.setdefault(e.old_owner, []).append(f"{e.severity.value} {e.code}")
+    for f in cd.new_findings:
+        if f.kustomization and f.severity.rank >= Severity.WARNING.rank:
+            marks.setdefault(f.kustomization, []).append(f"new {f.severity.value} {f.rule}")
+    touched: dict[str, dict[str, int]] = {}  # owner -> what happens to its objects (moves are edges)
+    for what, changes in (("added", cd.added), ("removed", cd.removed), ("modified", cd.modified)):
+        for o in changes:
+            for owner in o.after or o.before:
+                counts = touched.setdefault(owner, {})
+                counts[what] = counts.get(what, 0) + 1
+    for owner, counts in sorted(touched.items()):
+        key = f"ks:{owner}"
+        label, state = g.nodes.get(key, (f"Kustomization {owner}", CHANGED))
+        text = ", ".join(f"{n} {w}" for w, n in counts.items())
+        g.nodes[key] = (f"{label}\n{text} object(s)", state if state != CONTEXT else CHANGED)
+    for owner, items in sorted(marks.items()):
+        key = f"ks:{owner}"
+        label, state = g.nodes.get(key, (f"Kustomization {owner}", CHANGED))
+        shown = sorted(set(items))
+        extra = "\n".join(f"! {x}" for x in shown[:3]) + (f"\n! {len(shown) - 3} more" if len(shown) > 3 else "")
+        g.nodes[key] = (f"{label}\n{extra}", state if state != CONTEXT else CHANGED)
     for (old, new), codes in sorted(moves.items()):
         worst = gc.SAFE
         for c in codes:

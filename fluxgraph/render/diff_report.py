@@ -238,6 +238,17 @@ def render_markdown(r: DiffReport) -> str:
             icon = "☑️ acknowledged" if es[0].acknowledged else _ICON[es[0].severity]
             out.append(f"| {icon} | {_code(cluster)} | {code} | {shown} | {_md(move + reason)} |")
         out.append("")
+    from fluxgraph.render.diff_graph import render_mermaid
+
+    if any(cd.status != "unchanged" for cd in r.clusters):
+        out.append("<details><summary>The changed part of the graph</summary>")
+        out.append("")
+        out.append("```mermaid")
+        out.append(render_mermaid(r).rstrip("\n"))
+        out.append("```")
+        out.append("")
+        out.append("</details>")
+        out.append("")
     for cd in r.clusters:
         if cd.status == "unchanged":
             continue
