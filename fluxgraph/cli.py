@@ -559,6 +559,7 @@ def explain_cmd(
     is_flag=True,
     help="Keep, in the content diffs, the annotations and labels that tools rewrite on every render (helm.sh/chart, checksum/*).",
 )
+@click.option("--full", is_flag=True, help="Show the content of added and removed objects too (by default they are listed).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE.")
 def diff_cmd(
     path: str,
@@ -568,6 +569,7 @@ def diff_cmd(
     fmt: str,
     fail_on: str,
     noise: bool,
+    full: bool,
     output: str | None,
     **model: Any,
 ) -> None:
@@ -591,7 +593,7 @@ def diff_cmd(
             from fluxgraph import gitrev
 
             base_rev = gitrev.merge_base(path, base_rev, head_rev or "HEAD")
-        report = diff_revisions(path, base_rev, head_rev, settings=_settings(path, model), noise=noise)
+        report = diff_revisions(path, base_rev, head_rev, settings=_settings(path, model), noise=noise, full=full)
     except FluxgraphError as e:
         _fail(str(e))
         return

@@ -145,6 +145,34 @@ def object_changes(kind: str, group: str, before: dict[str, Any], after: dict[st
     return out
 
 
+def object_fields(kind: str, group: str, data: dict[str, Any], op: str, *, noise: bool = False) -> list[FieldChange]:
+    """Every leaf of an added (``op`` "added") or removed object as a change, for ``--full``:
+    list entries by key where the list has one, Secret values masked."""
+    if not noise:
+        data = _strip_noise(data)
+    out: list[FieldChange] = []
+    is_secret = group == "" and kind == "Secret"
+
+    def leaf(path: str, v: Any, secret: bool) -> None:
+        shown = "(secret)" if secret else _show(v)
+        out.append(FieldChange(path, op, shown if op == "removed" else None, shown if op == "added" else None, secret=secret))
+
+    def walk(path: str, v: Any, secret: bool) -> None:
+        if isinstance(v, dict) and v:
+            for k, x in v.items():
+                walk(_join(path, k), x, secret)
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            key = _list_key(v, [])
+            for i, x in enumerate(v):
+                walk(f"{path}[{key}={x[key]}]" if key else f"{path}[{i}]", x, secret)
+        else:
+            leaf(path, v, secret)
+
+    for k, v in data.items():
+        walk(_join("", k), v, is_secret and k in SECRET_SECTIONS)
+    return out
+
+
 def _inline(v: Any) -> str:
     if isinstance(v, str):
         return v if v and v.strip() == v and "\n" not in v else repr(v)

@@ -1017,9 +1017,11 @@ def diff_clusters(
     base_findings: Iterable[Finding] = (),
     head_findings: Iterable[Finding] = (),
     noise: bool = False,
+    full: bool = False,
 ) -> ClusterDiff:
     """Compare one cluster at two revisions (either side may be missing); ``noise`` keeps the
-    annotation and label changes ``contentdiff.NOISE`` leaves out of the content diffs."""
+    annotation and label changes ``contentdiff.NOISE`` leaves out of the content diffs; ``full``
+    gives added and removed objects their content too."""
     name = (head or base).name if (head or base) is not None else "?"  # type: ignore[union-attr]
     bf = list(base_findings)
     hf = list(head_findings)
@@ -1075,9 +1077,11 @@ def diff_clusters(
         h = ctx.head_objs.get(ref, [])
         ob, oh = _owners(b), _owners(h)
         if not b:
-            cd.added.append(ObjectChange(ref, [], oh, _first_location(h)))
+            content = contentdiff.object_fields(ref.kind, ref.group, h[0].data, "added", noise=noise) if full else []
+            cd.added.append(ObjectChange(ref, [], oh, _first_location(h), content))
         elif not h:
-            cd.removed.append(ObjectChange(ref, ob, [], _first_location(b)))
+            content = contentdiff.object_fields(ref.kind, ref.group, b[0].data, "removed", noise=noise) if full else []
+            cd.removed.append(ObjectChange(ref, ob, [], _first_location(b), content))
         elif ob != oh:
             cd.moved.append(ObjectChange(ref, ob, oh, _first_location(h), _content(ref, b, h, noise)))
         elif [o.data for o in b] != [o.data for o in h]:
@@ -1115,6 +1119,7 @@ def diff_repositories(
     head_commit: str | None = None,
     reused: Iterable[str] = (),
     noise: bool = False,
+    full: bool = False,
 ) -> DiffReport:
     bf, hf = list(base_findings), list(head_findings)
     bmap = {c.name: c for c in base.clusters}
@@ -1128,6 +1133,7 @@ def diff_repositories(
             base_findings=[f for f in bf if f.cluster == name],
             head_findings=[f for f in hf if f.cluster == name],
             noise=noise,
+            full=full,
         )
         cd.reused = name in reused_set
         clusters.append(cd)
@@ -1194,6 +1200,7 @@ def diff_revisions(
     load_kwargs: dict[str, Any] | None = None,
     checks: Callable[[Repository], list[Finding]] | None = None,
     noise: bool = False,
+    full: bool = False,
 ) -> DiffReport:
     """Compare ``base_rev`` with ``head_rev`` (default: the working tree) of the folder ``path``
     of a git repository. ``settings`` (``config.resolve_settings``) decide how both revisions
@@ -1237,6 +1244,7 @@ def diff_revisions(
         head_commit=head_commit,
         reused=base_l.reused,
         noise=noise,
+        full=full,
     )
     # what the change acknowledges is read from the change itself: the head revision's
     # configuration (the working tree's when head is the working tree)

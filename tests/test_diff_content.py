@@ -149,3 +149,27 @@ def test_markdown_fits_a_github_comment():
     assert len(out) <= GITHUB_COMMENT_LIMIT and out.count("```") % 2 == 0
     assert out.count("<details>") == out.count("</details>") and "was cut to fit a GitHub comment" in out
     assert _fit("short\n") == "short\n"
+
+
+def test_full_shows_added_and_removed_objects(tmp_path):
+    repo = tmp_path / "repo"
+    env = {**os.environ, **GIT_ENV}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
+
+    common = {"clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"), "clusters/prod/apps.yaml": flux_ks("apps", "./apps")}
+    write_tree(repo, {**common, "apps/config.yaml": BASE["apps/config.yaml"]})
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    (repo / "apps/config.yaml").unlink()
+    write_tree(repo, {"apps/web.yaml": BASE["apps/web.yaml"]})
+    git("add", "-A")
+    git("commit", "-q", "-m", "head")
+    args = ["diff", str(repo), "--base", "HEAD~1", "--head", "HEAD"]
+    plain = CliRunner().invoke(main, args).output
+    assert "+ Deployment/default/web" in plain and "image" not in plain
+    full = CliRunner().invoke(main, [*args, "--full"]).output
+    assert "+ spec.template.spec.containers[name=web].image: ghcr.io/example/web:1.4.2" in full
+    assert "- data[app.ini]:" in full and "- stringData.token: (secret)" in full and "s3cr3t" not in full

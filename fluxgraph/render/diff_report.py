@@ -70,7 +70,7 @@ def _change_block(o: ObjectChange) -> list[str]:
     body = [line for c in o.changes for line in contentdiff.diff_block_lines(c)]
     if len(body) > MAX_CHANGE_LINES:
         body = body[:MAX_CHANGE_LINES] + [f"# … {len(body) - MAX_CHANGE_LINES} more lines (--format json lists every change)"]
-    return [f"`{o.ref}` ({_md(', '.join(o.after))})", "", "```diff", *body, "```", ""]
+    return [f"`{o.ref}` ({_md(', '.join(o.after or o.before))})", "", "```diff", *body, "```", ""]
 
 
 def _finding_line(f: Finding) -> str:
@@ -95,8 +95,12 @@ def _cluster_text(cd: ClusterDiff, *, content: bool = True) -> list[str]:
     n = (len(cd.added), len(cd.removed), len(cd.moved), len(cd.modified))
     if any(n):
         lines.append(f"  Objects: {n[0]} added, {n[1]} removed, {n[2]} moved, {n[3]} modified")
-        lines.extend(_limited([f"+ {_oc(o)}" for o in cd.added], "    "))
-        lines.extend(_limited([f"- {_oc(o)}" for o in cd.removed], "    "))
+        for sign, items in (("+", cd.added), ("-", cd.removed)):
+            for o in items[:MAX_TEXT]:
+                lines.append(f"    {sign} {_oc(o)}")
+                lines.extend(_change_text(o, " " * 8) if content else [])
+            if len(items) > MAX_TEXT:
+                lines.append(f"    … {len(items) - MAX_TEXT} more (--format json lists all)")
         for o in cd.moved[:MAX_TEXT]:
             lines.append(f"    > {_oc(o)}")
             lines.extend(_change_text(o, " " * 8) if content else [])
@@ -262,7 +266,7 @@ def render_markdown(r: DiffReport) -> str:
         out.extend(_cluster_text(cd, content=False)[1:])
         out.append("```")
         out.append("")
-        changed = [o for o in cd.moved + cd.modified if o.changes]
+        changed = [o for o in cd.added + cd.removed + cd.moved + cd.modified if o.changes]
         if changed:
             out.append("**What changes inside the objects**")
             out.append("")
