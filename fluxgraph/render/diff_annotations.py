@@ -5,15 +5,12 @@ is a result with an external suppression (its reason), and GitHub annotations le
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from fluxgraph import __version__
-from fluxgraph.catalog import load_catalog
 from fluxgraph.diff import EFFECT_SEVERITY, EFFECT_SUMMARY, DiffReport, Effect
 from fluxgraph.findings import Finding
-from fluxgraph.render.github import _CMD, _escape_data, _escape_prop
-from fluxgraph.render.sarif import _LEVEL, _PROBLEM, INFO_URI, SARIF_SCHEMA, _location
+from fluxgraph.render.github import _CMD, _escape_data, _escape_prop, finding_annotation
+from fluxgraph.render.sarif import _LEVEL, _PROBLEM, INFO_URI, _location, catalog_rule, sarif_document
 
 DOC_URI = f"{INFO_URI}/blob/main/docs/explain-and-diff.md#verdicts-and-what-counts-as-an-error"
 
@@ -23,7 +20,6 @@ def _effects(r: DiffReport) -> list[tuple[str, Effect]]:
 
 
 def render_sarif(r: DiffReport) -> str:
-    catalog = load_catalog()
     findings: list[Finding] = r.all_new_findings()
     codes = sorted({e.code for _, e in _effects(r)})
     rule_ids = sorted({f.rule for f in findings})
@@ -39,19 +35,7 @@ def render_sarif(r: DiffReport) -> str:
                 "properties": {"tags": ["diff"], "problem.severity": _PROBLEM[EFFECT_SEVERITY[code]]},
             }
         )
-    for rid in rule_ids:
-        spec = catalog[rid]
-        rules.append(
-            {
-                "id": rid,
-                "name": "".join(w.capitalize() for w in rid.split("-")),
-                "shortDescription": {"text": spec.summary},
-                "help": {"text": spec.fix, "markdown": spec.body},
-                "helpUri": f"{INFO_URI}/blob/main/docs/rules/{rid}.md",
-                "defaultConfiguration": {"level": _LEVEL[spec.severity]},
-                "properties": {"tags": list(spec.tags), "problem.severity": _PROBLEM[spec.severity]},
-            }
-        )
+    rules.extend(catalog_rule(rid) for rid in rule_ids)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results: list[dict[str, Any]] = []
     for cluster, e in _effects(r):
@@ -83,32 +67,12 @@ def render_sarif(r: DiffReport) -> str:
                 "properties": {"cluster": f.cluster, "new": True},
             }
         )
-    doc = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "fluxgraph",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": INFO_URI,
-                        "rules": rules,
-                    }
-                },
-                "automationDetails": {"id": f"fluxgraph-diff/{r.base}..{r.head}"},
-                "properties": {
-                    "base": {"rev": r.base, "commit": r.base_commit},
-                    "head": {"rev": r.head, "commit": r.head_commit},
-                    "notes": list(r.notes),
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
+    properties = {
+        "base": {"rev": r.base, "commit": r.base_commit},
+        "head": {"rev": r.head, "commit": r.head_commit},
+        "notes": list(r.notes),
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return sarif_document(rules, results, f"fluxgraph-diff/{r.base}..{r.head}", properties)
 
 
 def render_github(r: DiffReport) -> str:
@@ -122,15 +86,6 @@ def render_github(r: DiffReport) -> str:
         if e.location is not None:
             props = [f"file={_escape_prop(e.location.file)}", f"line={e.location.line}", *props]
         lines.append(f"::{_CMD[e.severity.value]} {','.join(props)}::{_escape_data(e.message)}")
-    for f in r.all_new_findings():
-        where = ",".join(
-            [
-                f"file={_escape_prop(f.location.file)}",
-                f"line={f.location.line}",
-                f"col={f.location.column}",
-                f"title={_escape_prop(f'fluxgraph {f.rule} (new)')}",
-            ]
-        )
-        lines.append(f"::{_CMD[f.severity.value]} {where}::{_escape_data(f.message)}")
+    lines.extend(finding_annotation(f, f"fluxgraph {f.rule} (new)") for f in r.all_new_findings())
     lines.append(summary(r))
     return "\n".join(lines) + "\n"

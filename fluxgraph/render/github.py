@@ -4,6 +4,7 @@ finding, escaped as the runner requires (``%``, CR, LF; and ``,``/``:`` in prope
 from __future__ import annotations
 
 from fluxgraph.engine import Report
+from fluxgraph.findings import Finding
 from fluxgraph.render.text import summary_line
 
 _CMD = {"error": "error", "warning": "warning", "info": "notice"}
@@ -17,17 +18,20 @@ def _escape_prop(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
+def finding_annotation(f: Finding, title: str) -> str:
+    """One workflow command for a finding, located at its file, line and column."""
+    props = ",".join(
+        [
+            f"file={_escape_prop(f.location.file)}",
+            f"line={f.location.line}",
+            f"col={f.location.column}",
+            f"title={_escape_prop(title)}",
+        ]
+    )
+    return f"::{_CMD[f.severity.value]} {props}::{_escape_data(f.message)}"
+
+
 def render_github(report: Report, color: bool = False) -> str:
-    lines = []
-    for f in report.findings:
-        props = ",".join(
-            [
-                f"file={_escape_prop(f.location.file)}",
-                f"line={f.location.line}",
-                f"col={f.location.column}",
-                f"title={_escape_prop(f'fluxgraph {f.rule}')}",
-            ]
-        )
-        lines.append(f"::{_CMD[f.severity.value]} {props}::{_escape_data(f.message)}")
+    lines = [finding_annotation(f, f"fluxgraph {f.rule}") for f in report.findings]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

@@ -33,25 +33,53 @@ def _location(loc: Location, message: str | None = None) -> dict[str, Any]:
     return out
 
 
+def catalog_rule(rid: str) -> dict[str, Any]:
+    """The SARIF rule (reportingDescriptor) of a catalog rule."""
+    spec = load_catalog()[rid]
+    return {
+        "id": rid,
+        "name": "".join(w.capitalize() for w in rid.split("-")),
+        "shortDescription": {"text": spec.summary},
+        "fullDescription": {"text": spec.section("What it does") or spec.summary},
+        "help": {"text": spec.fix, "markdown": spec.body},
+        "helpUri": f"{INFO_URI}/blob/main/docs/rules/{rid}.md",
+        "defaultConfiguration": {"level": _LEVEL[spec.severity]},
+        "properties": {"tags": list(spec.tags), "problem.severity": _PROBLEM[spec.severity]},
+    }
+
+
+def sarif_document(
+    rules: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    automation_id: str,
+    properties: dict[str, Any],
+    invocations: list[dict[str, Any]] | None = None,
+) -> str:
+    """One SARIF 2.1.0 run of fluxgraph, as text."""
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "fluxgraph",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFO_URI,
+                "rules": rules,
+            }
+        },
+        "automationDetails": {"id": automation_id},
+        "properties": properties,
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    if invocations is not None:
+        run["invocations"] = invocations
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+
+
 def render_sarif(report: Report, color: bool = False) -> str:
-    catalog = load_catalog()
     rule_ids = sorted(set(report.rules_run) | {f.rule for f in report.findings})
     index = {rid: i for i, rid in enumerate(rule_ids)}
-    rules = []
-    for rid in rule_ids:
-        spec = catalog[rid]
-        rules.append(
-            {
-                "id": rid,
-                "name": "".join(w.capitalize() for w in rid.split("-")),
-                "shortDescription": {"text": spec.summary},
-                "fullDescription": {"text": spec.section("What it does") or spec.summary},
-                "help": {"text": spec.fix, "markdown": spec.body},
-                "helpUri": f"{INFO_URI}/blob/main/docs/rules/{rid}.md",
-                "defaultConfiguration": {"level": _LEVEL[spec.severity]},
-                "properties": {"tags": list(spec.tags), "problem.severity": _PROBLEM[spec.severity]},
-            }
-        )
+    rules = [catalog_rule(rid) for rid in rule_ids]
     results = []
     for f in report.findings:
         result: dict[str, Any] = {
@@ -72,38 +100,17 @@ def render_sarif(report: Report, color: bool = False) -> str:
         if f.related:
             result["relatedLocations"] = [dict(_location(r), id=i + 1) for i, r in enumerate(f.related)]
         results.append(result)
-    doc = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "fluxgraph",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": INFO_URI,
-                        "rules": rules,
-                    }
-                },
-                "automationDetails": {"id": "fluxgraph/" + ",".join(report.clusters)},
-                "properties": {"flux": report.flux()},
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-                "invocations": [
-                    {
-                        "executionSuccessful": True,
-                        "toolExecutionNotifications": [
-                            {
-                                "level": "note",
-                                "message": {"text": f"not evaluated: {p.message}"},
-                                "locations": [_location(p.location)],
-                            }
-                            for p in report.not_evaluated
-                        ],
-                    }
-                ],
-            }
-        ],
-    }
-    return json.dumps(doc, indent=2) + "\n"
+    invocations = [
+        {
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [
+                {
+                    "level": "note",
+                    "message": {"text": f"not evaluated: {p.message}"},
+                    "locations": [_location(p.location)],
+                }
+                for p in report.not_evaluated
+            ],
+        }
+    ]
+    return sarif_document(rules, results, "fluxgraph/" + ",".join(report.clusters), {"flux": report.flux()}, invocations)
