@@ -145,3 +145,22 @@ data:
     )
     report, found = _findings(repo)
     assert found == [] and report.assertions >= 4
+
+
+def test_the_release_object_is_not_modified(tmp_path):
+    repo = _repo(
+        tmp_path,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s, namespace: default}\ndata: {host: db.internal, port: '5432'}\n",
+        _release(
+            "    - {kind: ConfigMap, name: s, valuesKey: host, targetPath: database.host}\n"
+            "    - {kind: ConfigMap, name: s, valuesKey: port, targetPath: database.port}\n",
+            "  values:\n    database: {name: app}\n",
+        ),
+    )
+    from fluxgraph.api import load
+    from fluxgraph.engine import run_checks
+
+    model = load(repo)
+    run_checks(model)
+    [hr] = model.clusters[0].helm_releases.values()
+    assert hr.obj.data["spec"]["values"] == {"database": {"name": "app"}}

@@ -81,7 +81,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         "the API server drops it, see unknown-flux-field)",
                     )
                 yield raw
-            try:  # what the next entries merge into
+            try:  # what the next entries merge into (a copy: merged shares maps with the object's spec.values)
+                merged = copy.deepcopy(merged)
                 replace_path_value(merged, path, text, literal=literal)
             except StrvalsError:
                 pass
