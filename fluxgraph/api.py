@@ -30,7 +30,7 @@ from fluxgraph.discovery import (
 )
 from fluxgraph.filecache import FileCache
 from fluxgraph.fluxrelease import FluxRelease
-from fluxgraph.kustomize.build import Builder
+from fluxgraph.kustomize.build import Builder, SharedBuilds
 from fluxgraph.kustomize.resource import Origin, Resource
 from fluxgraph.model import FluxgraphError, Location, Problem, kind_plural
 from fluxgraph.repofs import PathEscape, RepoFS, join, norm_rel
@@ -250,6 +250,7 @@ def load(
     strict: bool | None = None,
     extra_vars: dict[str, str] | None = None,
     document_memo: dict[tuple[str, bytes], LoadResult] | None = None,
+    shared_builds: SharedBuilds | None = None,
 ) -> Repository:
     """Build the reconcile model of every cluster in the repository at ``path`` (a directory, or
     a ``RepoFS`` such as a git revision served from memory by ``gitrev.Tree.fs()``).
@@ -258,7 +259,8 @@ def load(
     shorthand for ``clusters/<env>``; ``clusters`` lists the clusters' directories (the
     configuration's ``clusters:``, for layouts discovery cannot read: entrypoints set in
     Terraform, stale bootstrap folders kept in the tree), instead of discovering them. ``document_memo`` shares parsed files between loads
-    (keyed by path and content). Raises FluxgraphError when nothing can be analysed.
+    (keyed by path and content); ``shared_builds`` shares kustomize builds between two revisions
+(``kustomize.build.SharedBuilds``). Raises FluxgraphError when nothing can be analysed.
     """
     where: str | Path | RepoFS = path  # as the user named it, for messages
     if isinstance(path, RepoFS):  # e.g. a git revision in memory (fluxgraph.treefs)
@@ -272,7 +274,7 @@ def load(
             raise FluxgraphError(f"{path}: not a directory")
         fs = RepoFS(root_path)
     cache = FileCache(fs, _ignore_matcher(fs), document_memo)
-    builder = Builder(cache)
+    builder = Builder(cache, shared_builds)
     is_strict = strict if strict is not None else flux_is_strict(flux_version)
     # what the command line says of the Flux that runs wins over what the repository pins
     user_flux = (

@@ -1201,6 +1201,7 @@ def diff_revisions(
     checks: Callable[[Repository], list[Finding]] | None = None,
     noise: bool = False,
     full: bool = False,
+    share_builds: bool = True,
 ) -> DiffReport:
     """Compare ``base_rev`` with ``head_rev`` (default: the working tree) of the folder ``path``
     of a git repository. ``settings`` (``config.resolve_settings``) decide how both revisions
@@ -1232,7 +1233,9 @@ def diff_revisions(
     changed = gitrev.changed_paths(path, base_tree.commit, head_rev)
     # both revisions parse each unchanged file once (documents are never modified)
     load_kwargs.setdefault("document_memo", {})
-    base_l, head_l = load_pair(base_tree, head, load_kwargs=load_kwargs, checks=checks, changed=changed)
+    base_l, head_l = load_pair(
+        base_tree, head, load_kwargs=load_kwargs, checks=checks, changed=changed, share_builds=share_builds
+    )
     report = diff_repositories(
         base_l.repo,
         head_l.repo,

@@ -17,6 +17,7 @@ from fluxgraph.api import Repository, load
 from fluxgraph.cluster import ClusterModel
 from fluxgraph.findings import Finding
 from fluxgraph.gitrev import Tree
+from fluxgraph.kustomize.build import SharedBuilds
 from fluxgraph.model import FluxgraphError
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS
 
@@ -126,6 +127,7 @@ def load_pair(
     load_kwargs: dict[str, Any],
     checks: Callable[[Repository], list[Finding]],
     changed: set[str] | None = None,
+    share_builds: bool = True,
 ) -> tuple[Loaded, Loaded]:
     """Load head, then only what base needs. Each side is a folder or a ``gitrev.Tree``.
 
@@ -135,9 +137,17 @@ def load_pair(
     could hold a cluster at base (``_may_hold_a_cluster``) or when --cluster/--env narrow the
     load anyway. ``changed``: the paths that differ (from git); compared file by file when
     not given."""
-    head_repo = load(_open(head), **load_kwargs)
+    # head records its kustomize builds; base reuses those whose inputs the change cannot reach
+    # (SharedBuilds.lookup). A changed .sourceignore changes what every build sees: no sharing.
+    shared = SharedBuilds() if share_builds else None
+    head_repo = load(_open(head), **load_kwargs, shared_builds=shared)
     if changed is None:
         changed = changed_paths(base, head)
+    if shared is not None:
+        shared.changed = frozenset(changed)
+        if any(posixpath.basename(c) == ".sourceignore" for c in changed):
+            shared = None
+    base_kwargs = {**load_kwargs, "shared_builds": shared}
     claimed: set[str] = set()
     affected: list[ClusterModel] = []
     for c in head_repo.clusters:
@@ -153,7 +163,7 @@ def load_pair(
     full = unclaimed_yaml or narrowed
     if full:
         try:
-            base_full = load(_open(base), **load_kwargs)
+            base_full = load(_open(base), **base_kwargs)
             base_models = {c.name: c for c in base_full.clusters}
             base_cache = base_full.cache
         except FluxgraphError:
@@ -163,7 +173,7 @@ def load_pair(
         base_clusters = compared_base
         reused: list[str] = []
     else:
-        kw = {k: v for k, v in load_kwargs.items() if k not in ("cluster", "env")}
+        kw = {k: v for k, v in base_kwargs.items() if k not in ("cluster", "env")}
         for c in affected:
             try:
                 part = load(_open(base), cluster=c.root_dir, **kw)

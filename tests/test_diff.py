@@ -949,3 +949,16 @@ def test_the_configuration_selects_the_rules_of_diff_explain_and_graph(tmp_path)
     configured = runner.invoke(main, ["graph", str(repo), "--format", "dot", "--config", str(cfg)])
     assert plain.exit_code == configured.exit_code == 0
     assert "findings (error)" in plain.output and "findings (error)" not in configured.output
+
+
+@pytest.mark.parametrize("scenario", sorted(p.name for p in MOVES.iterdir() if p.is_dir()))
+def test_shared_builds_give_the_same_report(tmp_path, scenario):
+    """diff shares the kustomize builds a change cannot reach between its two revisions
+    (kustomize.build.SharedBuilds): the report is the one of two full builds."""
+    from fluxgraph.diff import diff_revisions
+    from fluxgraph.render.diff_report import render_json
+
+    repo = history(tmp_path, scenario)
+    shared = render_json(diff_revisions(repo, "HEAD~1", "HEAD", share_builds=True))
+    full = render_json(diff_revisions(repo, "HEAD~1", "HEAD", share_builds=False))
+    assert shared == full

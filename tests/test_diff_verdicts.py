@@ -380,3 +380,20 @@ def test_merge_base_leaves_out_what_the_base_branch_did_since(tmp_path):
     [cd] = doc["clusters"]
     assert [o["object"] for o in cd["objects"]["modified"]] == ["Deployment/default/web"]
     assert cd["objects"]["added"] == [] and cd["objects"]["removed"] == []
+
+
+@pytest.mark.parametrize("direction", ["added", "removed"])
+def test_shared_builds_see_a_file_in_a_new_subfolder(tmp_path, direction):
+    """Flux's generated kustomization reads every folder below the build directory: a file
+    added or removed in a subfolder nothing was read from must not let the build be reused."""
+    from fluxgraph.diff import diff_revisions
+    from fluxgraph.render.diff_report import render_json
+
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: default}\ndata: {a: b}\n"
+    with_extra = {**_dep(), "apps/extra/cm.yaml": cm}
+    base, head = (_dep(), with_extra) if direction == "added" else (with_extra, _dep())
+    repo = _history(tmp_path, base, head)
+    shared = diff_revisions(repo, "HEAD~1", "HEAD", share_builds=True)
+    assert render_json(shared) == render_json(diff_revisions(repo, "HEAD~1", "HEAD", share_builds=False))
+    [cd] = shared.clusters
+    assert [str(o.ref) for o in (cd.added if direction == "added" else cd.removed)] == ["ConfigMap/default/extra"]

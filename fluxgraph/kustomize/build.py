@@ -96,11 +96,60 @@ class _Ctx:
     name_ref_config: list[Any] = field(default_factory=list)
 
 
+_Built = tuple[list[Resource], list[Problem], bool, set[str]]  # resources, problems, incomplete, files read
+
+
+@dataclass
+class SharedBuilds:
+    """Builds shared between two revisions of one repository (``fluxgraph diff``): the first
+    load records its top-level builds in ``memo``; the second, given ``changed`` (the paths that
+    differ between the revisions), reuses one whose inputs cannot have changed. A build is
+    reused only when it succeeded completely and no changed path is a file it read or lies in a
+    folder it read from or below its build directory (Flux's generated kustomization lists
+    those folders, and a file added there would join the build); its key already holds the
+    kustomization content with the Flux Kustomization's overlay (patches, images, components...)."""
+
+    memo: dict[str, tuple[_Built, str]] = field(default_factory=dict)  # key -> (build, build dir)
+    changed: frozenset[str] | None = None  # None: this side records
+    reused: int = 0
+
+    def lookup(self, key: str) -> _Built | None:
+        if self.changed is None:
+            return None
+        hit = self.memo.get(key)
+        if hit is None:
+            return None
+        (res, probs, incomplete, files), path = hit
+        if probs or incomplete:
+            return None
+        dirs = {path} | {posixpath.dirname(f) for f in files}
+        if "" in dirs:
+            return None  # a build that reads the repository root: any change may reach it
+        for c in self.changed:
+            if c in files or any(c.startswith(d + "/") for d in dirs):
+                return None
+        self.reused += 1
+        return hit[0]
+
+    def record(self, key: str, built: _Built, path: str) -> None:
+        if self.changed is None:
+            self.memo[key] = (built, path)
+
+
 class Builder:
-    def __init__(self, cache: FileCache):
+    def __init__(self, cache: FileCache, shared: SharedBuilds | None = None):
         self.cache = cache
-        self._memo: dict[str, tuple[list[Resource], list[Problem], bool, set[str]]] = {}
+        self.shared = shared
+        self._memo: dict[str, _Built] = {}
         self._inline: dict[str, list[Any]] = {}  # inline YAML text -> its documents' data
+
+    def _remembered(self, key: str) -> _Built | None:
+        memo = self._memo.get(key)
+        if memo is None and self.shared is not None:
+            memo = self.shared.lookup(key)
+            if memo is not None:
+                self._memo[key] = memo
+        return memo
 
     # -- public -----------------------------------------------------------------------
     def build(
@@ -121,7 +170,7 @@ class Builder:
         ctx = _Ctx(problems=[], files=set())
         key: str | None = path if generate else None
         if overlay is None and key is not None:
-            memo = self._memo.get(key)
+            memo = self._remembered(key)
             if memo is not None:
                 res, probs, incomplete, files = memo
                 return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files))
@@ -132,7 +181,7 @@ class Builder:
                 # the same directory with the same overlaid kustomization builds the same: a
                 # cluster walked again (admission, strictness, a second root) reuses it
                 key = f"{path}\0{json.dumps(kdata, sort_keys=True, default=str)}" if generate else None
-                memo = self._memo.get(key) if key is not None else None
+                memo = self._remembered(key) if key is not None else None
                 if memo is not None:
                     res, probs, incomplete, files = memo
                     return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files))
@@ -147,7 +196,10 @@ class Builder:
             resources = []
         result = BuildResult(resources, ctx.problems, ctx.incomplete, ctx.files)
         if key is not None:
-            self._memo[key] = ([r.copy() for r in resources], list(ctx.problems), ctx.incomplete, set(ctx.files))
+            built: _Built = ([r.copy() for r in resources], list(ctx.problems), ctx.incomplete, set(ctx.files))
+            self._memo[key] = built
+            if self.shared is not None:
+                self.shared.record(key, built, path)
         return result
 
     def reach(self, path: str, limit: int = 20_000) -> set[str]:
