@@ -23,7 +23,7 @@ LIST_KEYS = ("name", "containerPort", "mountPath", "devicePath", "port", "key", 
 NOISE = ("helm.sh/chart", "checksum/*", "kubectl.kubernetes.io/last-applied-configuration")
 
 SECRET_SECTIONS = ("data", "stringData", "binaryData")
-MAX_VALUE = 120  # characters of a scalar value shown inline
+MAX_VALUE = 120  # characters of a value shown inline in text and Markdown (JSON keeps it whole)
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,6 @@ def _join(path: str, key: Any) -> str:
     return (seg[1:] if seg.startswith(".") else seg) if not path else path + seg
 
 
-def _show(v: Any) -> Any:
-    if isinstance(v, str) and len(v) > MAX_VALUE:
-        return v[: MAX_VALUE - 1] + "…"
-    return v
-
-
 def _walk(path: str, a: Any, b: Any, out: list[FieldChange], secret: bool) -> None:
     if a == b:
         return
@@ -92,9 +86,9 @@ def _walk(path: str, a: Any, b: Any, out: list[FieldChange], secret: bool) -> No
         for k in list(a) + [k for k in b if k not in a]:
             p = _join(path, k)
             if k not in b:
-                out.append(FieldChange(p, "removed", "(secret)" if secret else _show(a[k]), None, secret=secret))
+                out.append(FieldChange(p, "removed", "(secret)" if secret else a[k], None, secret=secret))
             elif k not in a:
-                out.append(FieldChange(p, "added", None, "(secret)" if secret else _show(b[k]), secret=secret))
+                out.append(FieldChange(p, "added", None, "(secret)" if secret else b[k], secret=secret))
             else:
                 _walk(p, a[k], b[k], out, secret)
         return
@@ -106,9 +100,9 @@ def _walk(path: str, a: Any, b: Any, out: list[FieldChange], secret: bool) -> No
             for name in list(ai) + [n for n in bi if n not in ai]:
                 p = f"{path}[{key}={name}]"
                 if name not in bi:
-                    out.append(FieldChange(p, "removed", _show(ai[name]) if not secret else "(secret)"))
+                    out.append(FieldChange(p, "removed", ai[name] if not secret else "(secret)"))
                 elif name not in ai:
-                    out.append(FieldChange(p, "added", None, _show(bi[name]) if not secret else "(secret)"))
+                    out.append(FieldChange(p, "added", None, bi[name] if not secret else "(secret)"))
                 else:
                     _walk(p, ai[name], bi[name], out, secret)
             return
@@ -124,7 +118,7 @@ def _walk(path: str, a: Any, b: Any, out: list[FieldChange], secret: bool) -> No
         lines = tuple(line for line in diff if not line.startswith(("---", "+++")))
         out.append(FieldChange(path, "changed", None, None, lines=lines))
         return
-    out.append(FieldChange(path, "changed", _show(a), _show(b)))
+    out.append(FieldChange(path, "changed", a, b))
 
 
 def object_changes(kind: str, group: str, before: dict[str, Any], after: dict[str, Any], *, noise: bool = False) -> list[FieldChange]:
@@ -137,9 +131,9 @@ def object_changes(kind: str, group: str, before: dict[str, Any], after: dict[st
         a, b = before.get(k), after.get(k)
         secret = is_secret and k in SECRET_SECTIONS
         if k not in after:
-            out.append(FieldChange(_join("", k), "removed", "(secret)" if secret else _show(a), secret=secret))
+            out.append(FieldChange(_join("", k), "removed", "(secret)" if secret else a, secret=secret))
         elif k not in before:
-            out.append(FieldChange(_join("", k), "added", None, "(secret)" if secret else _show(b), secret=secret))
+            out.append(FieldChange(_join("", k), "added", None, "(secret)" if secret else b, secret=secret))
         else:
             _walk(_join("", k), a, b, out, secret)
     return out
@@ -154,7 +148,7 @@ def object_fields(kind: str, group: str, data: dict[str, Any], op: str, *, noise
     is_secret = group == "" and kind == "Secret"
 
     def leaf(path: str, v: Any, secret: bool) -> None:
-        shown = "(secret)" if secret else _show(v)
+        shown = "(secret)" if secret else v
         out.append(FieldChange(path, op, shown if op == "removed" else None, shown if op == "added" else None, secret=secret))
 
     def walk(path: str, v: Any, secret: bool) -> None:
@@ -175,7 +169,8 @@ def object_fields(kind: str, group: str, data: dict[str, Any], op: str, *, noise
 
 def _inline(v: Any) -> str:
     if isinstance(v, str):
-        return v if v and v.strip() == v and "\n" not in v else repr(v)
+        s = v if v and v.strip() == v and "\n" not in v else repr(v)
+        return s if len(s) <= MAX_VALUE else s[: MAX_VALUE - 1] + "…"
     if isinstance(v, bool):
         return "true" if v else "false"
     if v is None:
