@@ -962,3 +962,28 @@ def test_shared_builds_give_the_same_report(tmp_path, scenario):
     shared = render_json(diff_revisions(repo, "HEAD~1", "HEAD", share_builds=True))
     full = render_json(diff_revisions(repo, "HEAD~1", "HEAD", share_builds=False))
     assert shared == full
+
+
+def _histories() -> list[Path]:
+    root = os.environ.get("FLUXGRAPH_HISTORIES")
+    return sorted(p for p in Path(root).iterdir() if (p / ".git").exists()) if root and Path(root).is_dir() else []
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(not _histories(), reason="FLUXGRAPH_HISTORIES names no folder of git clones")
+@pytest.mark.parametrize("clone", _histories(), ids=lambda p: p.name)
+def test_shared_builds_on_real_histories(clone):
+    """The last commits of real clones (FLUXGRAPH_HISTORIES: a folder of clones, e.g. of the
+    corpus repositories' sources) give the same report with and without shared builds."""
+    from fluxgraph.diff import diff_revisions
+    from fluxgraph.render.diff_report import render_json
+
+    commits = subprocess.run(
+        ["git", "rev-list", "--first-parent", "--max-count=5", "HEAD"], cwd=clone, check=True, capture_output=True, text=True
+    ).stdout.split()
+    for c in commits:
+        try:
+            shared = render_json(diff_revisions(clone, f"{c}^", c, share_builds=True))
+        except FluxgraphError:
+            continue  # no cluster found by discovery, a root commit: nothing to compare
+        assert shared == render_json(diff_revisions(clone, f"{c}^", c, share_builds=False)), c
