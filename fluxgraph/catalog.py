@@ -80,6 +80,20 @@ def parse_rule(text: str, path: str) -> RuleSpec:
 
 
 @lru_cache(maxsize=1)
+def load_verdicts() -> dict[str, RuleSpec]:
+    """The documented verdicts of ``fluxgraph diff`` (``rules/diff/<code>.md``, the same format
+    as a rule's doc; the code is the verdict's ``Effect.code``)."""
+    out: dict[str, RuleSpec] = {}
+    d = catalog_dir() / "diff"
+    for f in sorted(d.glob("*.md")) if d.is_dir() else []:
+        spec = parse_rule(f.read_text(encoding="utf-8"), f"diff/{f.name}")
+        if spec.id != f.stem:
+            raise ValueError(f"diff/{f.name}: id {spec.id!r} does not match the file name")
+        out[spec.id] = spec
+    return out
+
+
+@lru_cache(maxsize=1)
 def load_catalog() -> dict[str, RuleSpec]:
     out: dict[str, RuleSpec] = {}
     d = catalog_dir()

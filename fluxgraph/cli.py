@@ -452,6 +452,10 @@ def rules_cmd(rule_id: str | None, fmt: str, output_dir: str | None) -> None:
     catalog = load_catalog()
     if rule_id:
         spec = catalog.get(rule_id)
+        if spec is None and rule_id.startswith("diff/"):
+            from fluxgraph.catalog import load_verdicts
+
+            spec = load_verdicts().get(rule_id[len("diff/") :])
         if spec is None:
             _fail(f"unknown rule {rule_id!r} (see `fluxgraph rules`)")
             return

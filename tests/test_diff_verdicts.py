@@ -306,7 +306,8 @@ def test_diff_annotations(tmp_path, fmt):
     jsonschema.validate(doc, SARIF_SCHEMA, cls=jsonschema.Draft4Validator)
     run_ = doc["runs"][0]
     [r] = [r for r in run_["results"] if r["ruleId"] == "diff/immutable-field"]
-    assert run_["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] == "diff/immutable-field"
+    rule = run_["tool"]["driver"]["rules"][r["ruleIndex"]]
+    assert rule["id"] == "diff/immutable-field" and rule["helpUri"].endswith("rules/diff/immutable-field.md")
     assert r["level"] == "error" and r["locations"][0]["physicalLocation"]["region"]["startLine"] == 8
 
 
@@ -317,6 +318,27 @@ def test_every_verdict_code_is_described_and_documented():
     assert set(EFFECT_SUMMARY) == set(EFFECT_SEVERITY)
     for code in EFFECT_SEVERITY:
         assert f"`{code}`" in doc, code
+
+
+# the verdicts on the change itself (issue 24): each has its doc in rules/diff, like a rule
+CHANGE_VERDICTS = {
+    "immutable-field", "immutable-field-if-present", "pvc-shrink", "forced-recreate", "forced-recreate-data",
+    "delete-data", "suspended", "resumed", "scaled-to-zero", "major-version",
+}  # fmt: skip
+
+
+def test_verdicts_on_the_change_have_their_doc():
+    from fluxgraph.catalog import load_verdicts
+    from fluxgraph.diff import EFFECT_SEVERITY
+
+    docs = load_verdicts()
+    assert CHANGE_VERDICTS <= set(docs) <= set(EFFECT_SEVERITY)
+    for code, spec in docs.items():
+        assert spec.severity is EFFECT_SEVERITY[code], code
+        assert {"What it does", "Why is this a hazard?", "Fix", "References"} <= set(spec.sections), code
+        assert f"**Severity:** {spec.severity.value}" in spec.body, code
+    res = CliRunner().invoke(main, ["rules", "diff/pvc-shrink"])
+    assert res.exit_code == 0 and "field can not be less than previous value" in res.output
 
 
 JOB = """apiVersion: batch/v1

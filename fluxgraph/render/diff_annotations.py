@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fluxgraph.catalog import load_verdicts
 from fluxgraph.diff import EFFECT_SEVERITY, EFFECT_SUMMARY, DiffReport, Effect
 from fluxgraph.findings import Finding
 from fluxgraph.render.github import _CMD, _escape_data, _escape_prop, finding_annotation
@@ -24,13 +25,16 @@ def render_sarif(r: DiffReport) -> str:
     codes = sorted({e.code for _, e in _effects(r)})
     rule_ids = sorted({f.rule for f in findings})
     rules: list[dict[str, Any]] = []
+    verdicts = load_verdicts()
     for code in codes:
+        doc = verdicts.get(code)
         rules.append(
             {
                 "id": f"diff/{code}",
                 "name": "Diff" + "".join(w.capitalize() for w in code.split("-")),
-                "shortDescription": {"text": EFFECT_SUMMARY[code]},
-                "helpUri": DOC_URI,
+                "shortDescription": {"text": doc.summary if doc else EFFECT_SUMMARY[code]},
+                **({"help": {"text": doc.fix, "markdown": doc.body}} if doc else {}),
+                "helpUri": f"{INFO_URI}/blob/main/rules/diff/{code}.md" if doc else DOC_URI,
                 "defaultConfiguration": {"level": _LEVEL[EFFECT_SEVERITY[code]]},
                 "properties": {"tags": ["diff"], "problem.severity": _PROBLEM[EFFECT_SEVERITY[code]]},
             }
