@@ -230,10 +230,12 @@ _READERS: dict[tuple[str, str], Callable[[AppliedObject], list[Mutator]]] = {
 }
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def merge_values(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """fluxcd/pkg chartutil ``MergeMaps``: ``over`` wins, maps merged recursively (a new
+    top-level map; nested maps of either side may be shared)."""
     out = dict(base)
     for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        out[k] = merge_values(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
 
 
@@ -260,9 +262,9 @@ def release_values(model: ClusterModel, hr: HelmReleaseNode) -> dict[str, Any]:
                 except Exception:  # noqa: BLE001 - values helm-controller cannot read give nothing here
                     docs = []
                 if docs and isinstance(docs[0], dict):
-                    out = _merge(out, docs[0])
+                    out = merge_values(out, docs[0])
             break
-    return _merge(out, as_dict(spec.get("values")))
+    return merge_values(out, as_dict(spec.get("values")))
 
 
 def releases(model: ClusterModel) -> Releases:

@@ -20,6 +20,7 @@ from fluxgraph.api import Repository
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.explain import declaration_object, post_build_summary
 from fluxgraph.findings import Finding, Severity
+from fluxgraph.kustomize.builtins import REPLICA_KINDS, split_image
 from fluxgraph.model import Location, ObjRef, as_dict, as_list, as_str
 from fluxgraph.revisions import Side, load_pair
 
@@ -679,7 +680,6 @@ def _immutable_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
 
 
 _MAJOR = re.compile(r"^[v=]?(\d+)(?:\.(?:\d+|x|\*))*(?:[-+][0-9A-Za-z.-]*)?$")
-_SCALED = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")})
 
 
 def _major(version: str | None) -> int | None:
@@ -708,14 +708,6 @@ def _images(data: dict[str, Any]) -> dict[str, str]:
                 if isinstance(c.get("name"), str) and isinstance(c.get("image"), str):
                     out[c["name"]] = c["image"]
     return out
-
-
-def _split_image(image: str) -> tuple[str, str]:
-    name, _, _digest = image.partition("@")
-    repo, sep, tag = name.rpartition(":")
-    if not sep or "/" in tag:
-        return name, ""
-    return repo, tag
 
 
 def _review_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
@@ -779,7 +771,7 @@ def _review_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
         if not b or not h or h[0].owner in ctx.carried:
             continue
         bd, hd = b[0].data, h[0].data
-        if (oc.ref.group, oc.ref.kind) in _SCALED:
+        if oc.ref.kind in REPLICA_KINDS and oc.ref.group in ("apps", ""):
             rb, rh = as_dict(bd.get("spec")).get("replicas", 1), as_dict(hd.get("spec")).get("replicas", 1)
             if rh == 0 and rb != 0:
                 cd.effects.append(
@@ -795,7 +787,7 @@ def _review_effects(ctx: _Ctx, cd: ClusterDiff) -> None:
                 )
         ib, ih = _images(bd), _images(hd)
         for name in sorted(set(ib) & set(ih)):
-            (rb_, tb), (rh_, th) = _split_image(ib[name]), _split_image(ih[name])
+            (rb_, tb, _), (rh_, th, _) = split_image(ib[name]), split_image(ih[name])
             mb, mh = _major(tb), _major(th)
             if rb_ == rh_ and mb is not None and mh is not None and mb != mh:
                 cd.effects.append(

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from fluxgraph import fluxapi, fluxrelease
+from fluxgraph.admission import merge_values
 from fluxgraph.checks import CheckContext
 from fluxgraph.cluster import AppliedObject, ClusterModel, HelmReleaseNode, object_values
 from fluxgraph.findings import FixData, RawFinding, Severity
@@ -63,9 +64,9 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 if isinstance(text, str):
                     docs = _load(text)
                     if docs and isinstance(docs[0], dict):
-                        merged = _merge(merged, docs[0])
+                        merged = merge_values(merged, docs[0])
                 continue
-            merged = _merge(merged, values)
+            merged = merge_values(merged, values)
             if obj is None or not isinstance(text, str):
                 if obj is None or key in object_values(kind, obj.data):  # made in the cluster, or encrypted
                     unevaluated.append(hr.obj.resource.position(("spec", "valuesFrom", i)))
@@ -119,21 +120,19 @@ def _judge(
     related = [obj.resource.position(("stringData" if "stringData" in obj.data and key in as_dict(obj.data.get("stringData")) else "data", key))]
     subject = f"{hr.obj.ref.key}|{i}|{path}"
     fix = FixData.none("escaping the value or setting literal: true is a decision about what the chart should receive")
+
+    def finding(message: str) -> RawFinding:
+        return ctx.finding(message, location, obj=hr.obj.ref, kustomization=hr.owner, related=related, subject=subject, fix=fix)
+
     try:
         replace_path_value(copy.deepcopy(merged), path, text, literal=literal)
     except StrvalsError as e:
         why = f"Helm's --set parser cannot read targetPath={path} with it ({e})"
         if literal:
             why = f"its targetPath {path} runs through a value of another type ({e})"
-        return ctx.finding(
+        return finding(
             f"{what} merges {source} at targetPath {path}, and {why}: helm-controller fails the release "
-            "with ValuesError and installs or upgrades nothing",
-            location,
-            obj=hr.obj.ref,
-            kustomization=hr.owner,
-            related=related,
-            subject=subject,
-            fix=fix,
+            "with ValuesError and installs or upgrades nothing"
         )
     if literal:
         return None
@@ -167,18 +166,8 @@ def _judge(
             problem = f"the parser drops the backslash of {shown}: the chart receives {path}={_short(received)}"
     if not problem:
         return None
-    return replace(
-        ctx.finding(
-            f"{what} merges {source} at targetPath {path}, which helm-controller parses with Helm's --set syntax: {problem}",
-            location,
-            obj=hr.obj.ref,
-            kustomization=hr.owner,
-            related=related,
-            subject=subject,
-            fix=fix,
-        ),
-        severity=Severity.WARNING,
-    )
+    message = f"{what} merges {source} at targetPath {path}, which helm-controller parses with Helm's --set syntax: {problem}"
+    return replace(finding(message), severity=Severity.WARNING)
 
 
 def _config_objects(cluster: ClusterModel) -> dict[tuple[str, str, str, str], AppliedObject]:
@@ -200,14 +189,6 @@ def _literal_served(cluster: ClusterModel, hr: HelmReleaseNode) -> bool:
         return cluster.flux.minor >= fluxrelease.since("values-from-literal")
     probe = {"spec": {"valuesFrom": [{"kind": "ConfigMap", "name": "x", "literal": True}]}}
     return not any(u.path[-1] == "literal" for u in fluxapi.unknown_fields(probe, entry.schema))
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """chartutil ``MergeMaps``: ``over`` wins, maps merged recursively."""
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
 
 
 def _load(text: str) -> list[Any]:

@@ -296,7 +296,8 @@ def apply_images(data: Any, imgs: list[dict[str, Any]]) -> None:
             stack.extend(x for x in cur if isinstance(x, (dict, list)))
 
 
-def _new_image(image: str, imgs: list[dict[str, Any]]) -> str:
+def split_image(image: str) -> tuple[str, str, str]:
+    """An image reference's name, tag and digest (``""`` where absent), as kustomize splits it."""
     name, tag, digest = image, "", ""
     if "@" in name:
         name, digest = name.split("@", 1)
@@ -304,6 +305,11 @@ def _new_image(image: str, imgs: list[dict[str, Any]]) -> str:
     colon = name.rfind(":")
     if colon > slash:
         name, tag = name[:colon], name[colon + 1 :]
+    return name, tag, digest
+
+
+def _new_image(image: str, imgs: list[dict[str, Any]]) -> str:
+    name, tag, digest = split_image(image)
     for im in imgs:
         if im.get("name") != name:
             continue

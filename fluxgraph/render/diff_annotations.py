@@ -11,7 +11,15 @@ from fluxgraph.catalog import load_verdicts
 from fluxgraph.diff import EFFECT_SEVERITY, EFFECT_SUMMARY, DiffReport, Effect
 from fluxgraph.findings import Finding
 from fluxgraph.render.github import _CMD, _escape_data, _escape_prop, finding_annotation
-from fluxgraph.render.sarif import _LEVEL, _PROBLEM, INFO_URI, _location, catalog_rule, sarif_document
+from fluxgraph.render.sarif import (
+    _LEVEL,
+    _PROBLEM,
+    INFO_URI,
+    _location,
+    catalog_rule,
+    finding_result,
+    sarif_document,
+)
 
 DOC_URI = f"{INFO_URI}/blob/main/docs/explain-and-diff.md#verdicts-and-what-counts-as-an-error"
 
@@ -60,17 +68,9 @@ def render_sarif(r: DiffReport) -> str:
             res["suppressions"] = [{"kind": "external", "justification": e.acknowledged}]
         results.append(res)
     for f in findings:
-        results.append(
-            {
-                "ruleId": f.rule,
-                "ruleIndex": index[f.rule],
-                "level": _LEVEL[f.severity],
-                "message": {"text": f.message},
-                "locations": [_location(f.location)],
-                "partialFingerprints": {"fluxgraph/v1": f.fingerprint},
-                "properties": {"cluster": f.cluster, "new": True},
-            }
-        )
+        res = finding_result(f, index[f.rule])
+        res["properties"]["new"] = True
+        results.append(res)
     properties = {
         "base": {"rev": r.base, "commit": r.base_commit},
         "head": {"rev": r.head, "commit": r.head_commit},

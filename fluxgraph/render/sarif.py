@@ -10,7 +10,7 @@ from typing import Any
 from fluxgraph import __version__
 from fluxgraph.catalog import load_catalog
 from fluxgraph.engine import Report
-from fluxgraph.findings import Severity
+from fluxgraph.findings import Finding, Severity
 from fluxgraph.model import Location
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -48,6 +48,28 @@ def catalog_rule(rid: str) -> dict[str, Any]:
     }
 
 
+def finding_result(f: Finding, rule_index: int) -> dict[str, Any]:
+    """The SARIF result of a finding."""
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index,
+        "level": _LEVEL[f.severity],
+        "message": {"text": f.message},
+        "locations": [_location(f.location)],
+        "partialFingerprints": {"fluxgraph/v1": f.fingerprint},
+        "properties": {"cluster": f.cluster},
+    }
+    if f.kustomization:
+        result["properties"]["kustomization"] = f.kustomization
+    if f.kustomizations:
+        result["properties"]["kustomizations"] = list(f.kustomizations)
+    if f.obj is not None:
+        result["properties"]["object"] = str(f.obj)
+    if f.related:
+        result["relatedLocations"] = [dict(_location(r), id=i + 1) for i, r in enumerate(f.related)]
+    return result
+
+
 def sarif_document(
     rules: list[dict[str, Any]],
     results: list[dict[str, Any]],
@@ -80,26 +102,7 @@ def render_sarif(report: Report, color: bool = False) -> str:
     rule_ids = sorted(set(report.rules_run) | {f.rule for f in report.findings})
     index = {rid: i for i, rid in enumerate(rule_ids)}
     rules = [catalog_rule(rid) for rid in rule_ids]
-    results = []
-    for f in report.findings:
-        result: dict[str, Any] = {
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": _LEVEL[f.severity],
-            "message": {"text": f.message},
-            "locations": [_location(f.location)],
-            "partialFingerprints": {"fluxgraph/v1": f.fingerprint},
-            "properties": {"cluster": f.cluster},
-        }
-        if f.kustomization:
-            result["properties"]["kustomization"] = f.kustomization
-        if f.kustomizations:
-            result["properties"]["kustomizations"] = list(f.kustomizations)
-        if f.obj is not None:
-            result["properties"]["object"] = str(f.obj)
-        if f.related:
-            result["relatedLocations"] = [dict(_location(r), id=i + 1) for i, r in enumerate(f.related)]
-        results.append(result)
+    results = [finding_result(f, index[f.rule]) for f in report.findings]
     invocations = [
         {
             "executionSuccessful": True,
