@@ -74,19 +74,21 @@ spec:
 """
 
 
-def _history(tmp_path: Path, base: dict[str, str], head: dict[str, str], ks_extra: str = "") -> Path:
+def _history(
+    tmp_path: Path, base: dict[str, str], head: dict[str, str], ks_extra: str = "", ks_extra_head: str | None = None
+) -> Path:
+    """Two commits: the base files, then the head files (the base ones removed first), under one
+    Kustomization ``apps`` whose spec gets ``ks_extra`` (at head ``ks_extra_head`` when given)."""
     repo = tmp_path / "repo"
-    common = {
-        "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
-        "clusters/prod/apps.yaml": flux_ks("apps", "./apps", ks_extra),
-    }
-    write_tree(repo, {**common, **base})
+    sync = {"clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod")}
+    write_tree(repo, {**sync, "clusters/prod/apps.yaml": flux_ks("apps", "./apps", ks_extra), **base})
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     for p in base:
         (repo / p).unlink()
-    write_tree(repo, {**common, **head})
+    head_extra = ks_extra if ks_extra_head is None else ks_extra_head
+    write_tree(repo, {**sync, "clusters/prod/apps.yaml": flux_ks("apps", "./apps", head_extra), **head})
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--allow-empty", "-m", "head")
     return repo
@@ -188,15 +190,7 @@ def test_the_table_of_immutable_fields():
 
 
 def _review(tmp_path: Path, base: dict[str, str], head: dict[str, str], ks_extra_base: str = "", ks_extra_head: str = ""):
-    repo = tmp_path / "repo"
-    env_base = {"clusters/prod/apps.yaml": flux_ks("apps", "./apps", ks_extra_base)}
-    write_tree(repo, {"clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"), **env_base, **base})
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
-    write_tree(repo, {"clusters/prod/apps.yaml": flux_ks("apps", "./apps", ks_extra_head), **head})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", "head")
+    repo = _history(tmp_path, base, head, ks_extra_base, ks_extra_head)
     res = CliRunner().invoke(main, ["diff", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--format", "json"])
     assert res.exit_code in (0, 1), res.output
     doc = json.loads(res.output)
@@ -366,16 +360,7 @@ def test_job_templates_ttl_and_suspended_owners(tmp_path):
     [e] = [e for c in doc["clusters"] for e in c["effects"] if e["code"].startswith("immutable")]
     assert res.exit_code == 0 and e["code"] == "immutable-field-if-present" and e["severity"] == "warning"
     # an owner suspended at base never applied the base revision: nothing to judge
-    repo = tmp_path / "c"
-    common = {"clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod")}
-    write_tree(repo, {**common, "clusters/prod/apps.yaml": flux_ks("apps", "./apps", "  suspend: true\n"), **job("1")})
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
-    write_tree(repo, {**common, "clusters/prod/apps.yaml": flux_ks("apps", "./apps"), **job("2")})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "head")
-    assert _effects(repo) == (0, [])
+    assert _effects(_history(tmp_path / "c", job("1"), job("2"), "  suspend: true\n", "")) == (0, [])
 
 
 def test_merge_base_leaves_out_what_the_base_branch_did_since(tmp_path):
