@@ -235,14 +235,25 @@ class ClusterModel:
             self._graph = build_graph(self)
         return self._graph
 
-    def depends_on_graph(self, kind: str = "ks") -> nx.MultiDiGraph:
-        """A read-only view of ``graph``: the ``dependsOn`` edges between the Kustomizations
-        (``kind="ks"``) or HelmReleases (``kind="hr"``) of this cluster, dangling ones left out.
-        Nodes keep their ``ks:``/``hr:`` prefix."""
-        import networkx as nx
+    def depends_on_graph(self, kind: str = "ks") -> nx.DiGraph:
+        """The ``dependsOn`` edges of ``graph`` between the Kustomizations (``kind="ks"``) or
+        HelmReleases (``kind="hr"``) of this cluster, dangling ones left out, as a frozen
+        ``DiGraph`` built once per model. Nodes keep their ``ks:``/``hr:`` prefix. (A filtered
+        view of ``graph`` calls its filters on every step of every traversal: on a chain of
+        10,000 Kustomizations, finding its strongly connected components took seconds.)"""
+        key = f"depends_on_graph:{kind}"
+        if key not in self.memo:
+            import networkx as nx
 
-        known = {f"ks:{i}" for i in self.kustomizations} if kind == "ks" else {f"hr:{i}" for i in self.helm_releases}
-        return nx.subgraph_view(self.graph, filter_node=known.__contains__, filter_edge=lambda u, v, k: k == "dependsOn")
+            prefix = "ks:" if kind == "ks" else "hr:"
+            known = {f"{prefix}{i}" for i in (self.kustomizations if kind == "ks" else self.helm_releases)}
+            g = nx.DiGraph()
+            g.add_nodes_from(n for n in self.graph if n in known)
+            g.add_edges_from(
+                (u, v) for u, v, k in self.graph.edges(keys=True) if k == "dependsOn" and u in known and v in known
+            )
+            self.memo[key] = nx.freeze(g)
+        return self.memo[key]  # type: ignore[no-any-return]
 
     def ancestors(self, ks_id: str) -> list[str]:
         chain = []
