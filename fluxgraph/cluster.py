@@ -253,7 +253,7 @@ class ClusterModel:
                 (u, v) for u, v, k in self.graph.edges(keys=True) if k == "dependsOn" and u in known and v in known
             )
             self.memo[key] = nx.freeze(g)
-        return self.memo[key]  # type: ignore[no-any-return]
+        return self.memo[key]
 
     def ancestors(self, ks_id: str) -> list[str]:
         chain = []
