@@ -246,7 +246,7 @@ kind: Job
 metadata:
   name: report
   namespace: default{annotations}
-spec:
+spec:{ttl}
   template:
     spec:
       restartPolicy: Never
@@ -262,9 +262,13 @@ spec:
 """
 
 
+# a Job Flux applies is deleted after it finishes, else no later revision can change its template
+TTL = "\n  ttlSecondsAfterFinished: 600"
+
+
 def test_escape_without_substitution_is_unescaped_where_the_object_opts_out(tmp_path):
     job = SCRIPT.format(
-        annotations="\n  annotations:\n    kustomize.toolkit.fluxcd.io/substitute: disabled", expr="$${HOSTNAME}"
+        annotations="\n  annotations:\n    kustomize.toolkit.fluxcd.io/substitute: disabled", expr="$${HOSTNAME}", ttl=TTL
     )
     repo = _repo(
         tmp_path,
@@ -289,7 +293,7 @@ def test_a_fix_that_would_break_another_cluster_is_withheld(tmp_path):
         "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
         "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
         "clusters/prod/apps.yaml": _ks("apps", "base"),
-        "base/job.yaml": SCRIPT.format(annotations="", expr="${HOSTNAME}"),
+        "base/job.yaml": SCRIPT.format(annotations="", expr="${HOSTNAME}", ttl=TTL),
         "base/kustomization.yaml": "resources:\n  - job.yaml\n",
     }
     repo = _repo(tmp_path, files)

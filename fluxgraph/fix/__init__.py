@@ -5,7 +5,9 @@ From the findings of ``fluxgraph check`` (``engine.analyze``) each rule's fixer
 at the parser's positions, in files that round-trip exactly through ruamel.yaml
 (``fix.roundtrip``), and verifies that every document then holds exactly the intended data. The
 repository with the edits is then checked again, in memory: a fix whose finding is still
-reported, or after which a finding appears that was not reported before, is withheld (with the
+reported, after which a finding appears that was not reported before, or after which the
+rendered objects change beyond those it means to change (``_rendered``, with the ``diff``
+engine, which also judges the change: an immutable field, a deletion), is withheld (with the
 reason) and the rest is checked again. Only then can the changes be shown (a unified diff) or
 written (``FixResult.write``: atomic per file, never outside the repository).
 
@@ -20,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fluxgraph.findings import Severity
 from fluxgraph.fix.roundtrip import NotRoundTrip
 from fluxgraph.fix.rules import FIXERS, FixContext, NoFix, Proposal, consolidate, nested_unescaped
 from fluxgraph.fix.textedit import Edit, EditError, FileEditor
 from fluxgraph.fix.write import OverlayFS, WriteRefused, write_atomic
-from fluxgraph.model import FluxgraphError
+from fluxgraph.model import FluxgraphError, ObjRef
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS
 
 if TYPE_CHECKING:
@@ -258,6 +261,101 @@ def _judge(recheck: Recheck, after: list[Report], active: list[Proposal]) -> dic
     return out
 
 
+def _owners_built(model: Any, owners: list[str]) -> bool:
+    return any(model.kustomizations.get(o) is not None and model.kustomizations[o].status == "built" for o in owners)
+
+
+def _origin_files(models: list[Any], ref: ObjRef) -> set[str]:
+    return {o.resource.origin.file for m in models if m is not None for o in m.objects() if o.ref == ref}
+
+
+def _rendered(recheck: Recheck, after: list[Report], active: list[Proposal]) -> dict[int, str]:
+    """Proposals to withhold after comparing what the repository renders before and after the
+    edits (the ``diff`` engine): id -> why. An object the proposals do not mean to change
+    (``Proposal.intended``) that is added, removed, moved or modified, or a verdict of warning or
+    error on the change (a deletion, a race), withholds the proposals whose edits touch the file
+    the object comes from, else every proposal of that cluster's findings, else all; on an
+    object it means to change only an error does (a refused update: an immutable field). The
+    objects a Kustomization applies once it builds, where it did not before, are the fix's
+    purpose when the Kustomization is one of the findings' (or applied by one)."""
+    from fluxgraph.diff import diff_repositories
+
+    intended = {pair for p in active for pair in p.intended}
+    out: dict[int, str] = {}
+    for before, now in zip(recheck.before, after, strict=False):
+        bmodels = {c.name: c for c in before.repo.clusters}
+        amodels = {c.name: c for c in now.repo.clusters}
+        lineage = {pair for p in active for f in p.findings for pair in _lineage(before, f)}
+        for cd in diff_repositories(before.repo, now.repo).clusters:
+            bm, am = bmodels.get(cd.cluster), amodels.get(cd.cluster)
+            blamed: list[tuple[ObjRef | None, str]] = []
+            for what, changes in (("adds", cd.added), ("removes", cd.removed), ("moves", cd.moved), ("changes", cd.modified)):
+                for oc in changes:
+                    if (cd.cluster, oc.ref) in intended:
+                        continue
+                    if (
+                        what == "adds"
+                        and bm is not None
+                        and not _owners_built(bm, oc.after)
+                        and any((cd.cluster, o) in lineage or any((cd.cluster, a) in lineage for a in am.ancestors(o)) for o in oc.after if am is not None)
+                    ):
+                        continue  # applied now that the finding's Kustomization builds
+                    detail = f" ({_change_detail(oc.changes[0])})" if what == "changes" and oc.changes else ""
+                    owners = ", ".join(oc.after or oc.before)
+                    blamed.append((oc.ref, f"it also {what} {oc.ref}{detail} in cluster {cd.cluster} (applied by {owners}), which it does not mean to change"))
+            for e in cd.effects:
+                # on an object it means to change, only what fails or destroys withholds it (a
+                # Job recreated under force: Enabled is what its author asked for)
+                bar = Severity.ERROR if e.ref is not None and (cd.cluster, e.ref) in intended else Severity.WARNING
+                if e.severity.rank >= bar.rank and not e.acknowledged:
+                    blamed.append((e.ref, f"the change it makes would be judged {e.code} in cluster {cd.cluster}: {e.message[:240]}"))
+            for ref, why in blamed:
+                files = _origin_files([bm, am], ref) if ref is not None else set()
+                hit = [p for p in active if p.files & files]
+                if not hit:
+                    hit = [p for p in active if any(g.cluster == cd.cluster for f in p.findings for g in before.instances(f))]
+                for p in hit or active:
+                    out.setdefault(id(p), why)
+    return out
+
+
+def _change_detail(fc: Any) -> str:
+    """``path: before becomes after`` of one field change, at its first differing value and, in a
+    multi-line string, its first differing line; short. A Secret's values are not shown."""
+    if fc.secret:
+        return f"{fc.path} changes"
+    path, old, new = _first_difference(fc.path, fc.before, fc.after)
+    return f"{path}: {_short(old)} becomes {_short(new)}"
+
+
+def _first_difference(path: str, a: Any, b: Any) -> tuple[str, Any, Any]:
+    while True:
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            i = next((i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y), None)
+            if i is None:
+                return path, a, b
+            path, a, b = f"{path}[{i}]", a[i], b[i]
+        elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+            k = next((k for k in a if a[k] != b[k]), None)
+            if k is None:
+                return path, a, b
+            path, a, b = f"{path}.{k}", a[k], b[k]
+        elif isinstance(a, str) and isinstance(b, str) and "\n" in a + b:
+            pairs = zip(a.splitlines(), b.splitlines(), strict=False)
+            return path, *next(((x, y) for x, y in pairs if x != y), (a, b))
+        else:
+            return path, a, b
+
+
+def _short(v: Any) -> str:
+    import json
+
+    if v is None:
+        return "nothing"
+    text = json.dumps(v.strip() if isinstance(v, str) else v, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 # -- planning ----------------------------------------------------------------------------------
 
 
@@ -269,6 +367,7 @@ def _merge(proposals: list[Proposal]) -> list[Proposal]:
         key = (p.rule, frozenset(p.edits))
         if key in out:
             out[key].findings.extend(f for f in p.findings if f not in out[key].findings)
+            out[key].intended |= p.intended
         else:
             out[key] = p
     return list(out.values())
@@ -305,6 +404,7 @@ def plan_fixes(
             result.not_fixed.append(NotFixed(f, str(e)))
             continue
         first = made[0]
+        first.intended = frozenset((inst.cluster, m.obj.ref) for inst, m in zip(instances, made, strict=True) if m.obj is not None)
         first.findings = [f]
         first.edits = list(dict.fromkeys(e for p in made for e in p.edits))
         if len({p.target for p in made}) > 1:
@@ -331,6 +431,8 @@ def plan_fixes(
         after = recheck.run({rel: ch.new for rel, ch in changes.items()})
         result.rechecked = True
         withheld = _judge(recheck, after, active)
+        for k, why in _rendered(recheck, after, active).items():
+            withheld.setdefault(k, why)
         if not withheld:
             break
         blocked.update(withheld)

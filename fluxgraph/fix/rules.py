@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fluxgraph import envsubst, flux
 from fluxgraph.findings import Applicability, FixData
 from fluxgraph.fix.textedit import Edit, MapSet, ScalarEdit, SeqAppend
-from fluxgraph.model import as_dict, dotted, string_values, value_at
+from fluxgraph.model import ObjRef, as_dict, dotted, string_values, value_at
 
 if TYPE_CHECKING:
     from fluxgraph.api import Repository
@@ -49,7 +49,10 @@ class Proposal:
     edits: list[Edit]
     summary: str
     target: tuple[str, int] | None = None
-    obj: AppliedObject | None = field(default=None, repr=False)
+    obj: AppliedObject | None = field(default=None, repr=False)  # the object the edits change
+    # (cluster, object) pairs the edits mean to change (``fix.intended``): the re-check withholds
+    # the proposal when the rebuilt repository changes any other object
+    intended: frozenset[tuple[str, ObjRef]] = frozenset()
 
     @property
     def files(self) -> set[str]:
@@ -173,6 +176,15 @@ def fix_unescaped_shell_variable(f: Finding, ctx: FixContext) -> Proposal:
 
 
 def fix_child_variable(f: Finding, ctx: FixContext) -> Proposal:
+    """Not inside the child's ``postBuild.substitute``: Flux puts those values into its mapping as
+    they are written and does not expand them again (fluxcd/pkg ``kustomize/kustomize_varsub.go``
+    ``SubstituteVariables``; ../shared/flux-semantics.md "Values are not re-expanded"), so an
+    escaped ``$${VAR}`` there reaches the child's objects as the text ``${VAR}``."""
+    if _path(f)[:3] == ("spec", "postBuild", "substitute"):
+        raise NoFix(
+            "Flux does not expand variables inside a postBuild.substitute value: escaped, the child's objects would get "
+            "the text instead of the value; write the value itself, or define the variable in the parent"
+        )
     return _escape(f, ctx, "token")
 
 
@@ -270,6 +282,7 @@ def consolidate(proposals: list[Proposal]) -> list[Proposal]:
                     f"annotate {obj.ref} {SUBSTITUTE_KEY}: disabled (it holds no Flux variable)",
                     target=(file, index),
                     obj=obj,
+                    intended=frozenset(pair for p in mine for pair in p.intended),
                 )
             )
             continue
@@ -329,6 +342,7 @@ def fix_prunable_shared_namespace(f: Finding, ctx: FixContext) -> Proposal:
         [f],
         [MapSet(obj.resource.origin.file, doc.index, ("metadata", "annotations"), PRUNE_KEY, "disabled", ((), ANNOTATIONS_AFTER))],
         f"annotate Namespace {obj.ref.name} {PRUNE_KEY}: disabled",
+        obj=obj,
     )
 
 
@@ -420,6 +434,7 @@ def add_depends_on(f: Finding, ctx: FixContext, producer: str, why: str) -> Prop
             )
         ],
         f"add dependsOn {producer} to Kustomization {consumer} ({why})",
+        obj=obj,
     )
 
 
@@ -501,6 +516,7 @@ def fix_hook_fails_on_success(f: Finding, ctx: FixContext) -> Proposal:
             ScalarEdit(file, doc.index, spath, last.end, last.end, "; fi"),
         ],
         f"end the {fix.hook or 'hook'} script of {obj.ref} with `if {cond}; then ...; fi` instead of `{cond} && ...`",
+        obj=obj,
     )
 
 

@@ -1,0 +1,101 @@
+"""A fix is offered only when the repository it leaves renders exactly the objects it means to
+change (issue 25, part 1): ``fix`` rebuilds every cluster with the edits in memory and compares
+the rendered objects with the ``diff`` engine. Each case here was a wrong repair before."""
+
+from __future__ import annotations
+
+from fluxgraph.engine import analyze
+from fluxgraph.fix import fix_repository
+
+from .conftest import gotk_sync
+from .test_fix import SCRIPT, TTL, _ks, _repo
+
+PROD = {
+    "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+    "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
+}
+
+
+def test_an_escape_that_removes_another_clusters_value_is_withheld(tmp_path):
+    """Both clusters build base/; lab substitutes no HOSTNAME (the finding), prod defines it.
+    Escaping the shared file would hand prod's script `${HOSTNAME}` instead of its value."""
+    files = {
+        "clusters/lab/apps.yaml": _ks("apps", "base", "postBuild:\n  substitute:\n    CLUSTER: lab\n"),
+        **PROD,
+        "clusters/prod/apps.yaml": _ks("apps", "base", "postBuild:\n  substitute:\n    HOSTNAME: prod-1\n"),
+        "base/job.yaml": SCRIPT.format(annotations="", expr="${HOSTNAME}", ttl=TTL),
+        "base/kustomization.yaml": "resources:\n  - job.yaml\n",
+    }
+    repo = _repo(tmp_path, files)
+    found = analyze(repo).findings
+    assert [(f.rule, f.cluster) for f in found] == [("unescaped-shell-variable", "clusters/lab")]
+    for scope in ({}, {"cluster": "clusters/lab"}):
+        result = fix_repository(repo, **scope)
+        assert not result.changes and result.rechecked
+        [nf] = result.not_fixed
+        assert "in cluster clusters/prod" in nf.reason and "does not mean to change" in nf.reason
+        # what it would change, at the line it changes
+        assert "command[2]" in nf.reason and "report from prod-1" in nf.reason and "report from ${HOSTNAME}" in nf.reason
+
+
+def test_an_annotation_on_a_namespace_several_kustomizations_render_is_withheld(tmp_path):
+    """One namespace.yaml, rendered as two Namespaces by two Kustomizations (substitution): the
+    finding is about one of them; annotating the document would change the other too."""
+    ns = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${NS}\n"
+    files = {
+        "clusters/lab/team-a.yaml": _ks("team-a", "teams/ns", "postBuild:\n  substitute:\n    NS: team-a\n"),
+        "clusters/lab/team-b.yaml": _ks("team-b", "teams/ns", "postBuild:\n  substitute:\n    NS: team-b\n"),
+        "clusters/lab/tools.yaml": _ks("tools", "tools"),
+        "teams/ns/namespace.yaml": ns,
+        "teams/ns/kustomization.yaml": "resources:\n  - namespace.yaml\n",
+        "tools/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: t\n  namespace: team-a\n",
+        "tools/kustomization.yaml": "resources:\n  - cm.yaml\n",
+    }
+    repo = _repo(tmp_path, files)
+    mine = [f for f in analyze(repo).findings if f.rule == "prunable-shared-namespace"]
+    assert [f.obj.name for f in mine] == ["team-a"], mine
+    result = fix_repository(repo, rules={"prunable-shared-namespace"})
+    assert not result.changes
+    [nf] = result.not_fixed
+    assert "Namespace/team-b" in nf.reason and "does not mean to change" in nf.reason, nf.reason
+
+
+def test_a_fix_of_a_job_flux_cannot_update_is_withheld(tmp_path):
+    """A Job without ttlSecondsAfterFinished stays after it ran: changing its template is an
+    update the API server refuses (field is immutable), so the repaired revision would not apply."""
+    job = SCRIPT.format(
+        annotations="\n  annotations:\n    kustomize.toolkit.fluxcd.io/substitute: disabled", expr="$${HOSTNAME}", ttl=""
+    )
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/lab/tools.yaml": _ks("tools", "tools", "postBuild:\n  substitute:\n    CLUSTER: lab\n"),
+            "tools/job.yaml": job,
+            "tools/kustomization.yaml": "resources:\n  - job.yaml\n",
+        },
+    )
+    result = fix_repository(repo)
+    assert not result.changes
+    [nf] = result.not_fixed
+    assert "immutable-field" in nf.reason and "field is immutable" in nf.reason, nf.reason
+
+
+def test_no_escape_inside_a_postbuild_substitute_value(tmp_path):
+    """Flux does not expand a postBuild.substitute value again: `$${DOMAIN}` written there would
+    reach the child's objects as the text `${DOMAIN}`."""
+    child = _ks("web", "web", 'postBuild:\n  substitute:\n    URL: "https://${DOMAIN}/${CLUSTER}"\n    DOMAIN: example.com\n')
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/lab/apps.yaml": _ks("apps", "tiers", "postBuild:\n  substitute:\n    CLUSTER: lab\n"),
+            "tiers/web.yaml": child,
+            "tiers/kustomization.yaml": "resources:\n  - web.yaml\n",
+            "web/cm.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: default\ndata:\n  url: "${URL}"\n',
+            "web/kustomization.yaml": "resources:\n  - cm.yaml\n",
+        },
+    )
+    assert [f.rule for f in analyze(repo).findings] == ["child-variable-substituted-by-parent"]
+    result = fix_repository(repo)
+    assert not result.changes
+    [nf] = result.not_fixed
+    assert "does not expand variables inside a postBuild.substitute value" in nf.reason
