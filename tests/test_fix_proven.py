@@ -99,3 +99,28 @@ def test_no_escape_inside_a_postbuild_substitute_value(tmp_path):
     assert not result.changes
     [nf] = result.not_fixed
     assert "does not expand variables inside a postBuild.substitute value" in nf.reason
+
+
+def test_a_depends_on_that_another_implies_is_not_added(tmp_path):
+    """web and api substitute from the ConfigMap settings applies, and web already waits for api:
+    one entry (api -> settings) orders both; web's would be redundant."""
+    subst = "postBuild:\n  substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"
+    files = {
+        "clusters/lab/settings.yaml": _ks("settings", "settings"),
+        "clusters/lab/api.yaml": _ks("api", "api", subst),
+        "clusters/lab/web.yaml": _ks("web", "web", subst + "dependsOn:\n  - name: api\n"),
+        "settings/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  A: b\n",
+        "settings/kustomization.yaml": "resources:\n  - cm.yaml\n",
+    }
+    for app in ("api", "web"):
+        files[f"{app}/cm.yaml"] = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {app}\n  namespace: default\ndata:\n  a: ${{A}}\n"
+        files[f"{app}/kustomization.yaml"] = "resources:\n  - cm.yaml\n"
+    repo = _repo(tmp_path, files)
+    before = analyze(repo)
+    assert "substitute-from-race" in {f.rule for f in before.findings}
+    result = fix_repository(repo)
+    assert sorted(result.changes) == ["clusters/lab/api.yaml"], result.diff()
+    assert result.write() == []
+    after = analyze(repo)
+    assert "substitute-from-race" not in {f.rule for f in after.findings}
+    assert not {(f.rule, f.fingerprint) for f in after.findings} - {(f.rule, f.fingerprint) for f in before.findings}

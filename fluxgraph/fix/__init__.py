@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgraph.findings import Severity
 from fluxgraph.fix.roundtrip import NotRoundTrip
-from fluxgraph.fix.rules import FIXERS, FixContext, NoFix, Proposal, consolidate, nested_unescaped
+from fluxgraph.fix.rules import (
+    FIXERS,
+    FixContext,
+    NoFix,
+    Proposal,
+    consolidate,
+    implied_depends_on,
+    nested_unescaped,
+)
 from fluxgraph.fix.textedit import Edit, EditError, FileEditor
 from fluxgraph.fix.write import OverlayFS, WriteRefused, write_atomic
 from fluxgraph.model import FluxgraphError, ObjRef
@@ -368,6 +376,7 @@ def _merge(proposals: list[Proposal]) -> list[Proposal]:
         if key in out:
             out[key].findings.extend(f for f in p.findings if f not in out[key].findings)
             out[key].intended |= p.intended
+            out[key].edges = tuple(dict.fromkeys([*out[key].edges, *p.edges]))
         else:
             out[key] = p
     return list(out.values())
@@ -405,12 +414,13 @@ def plan_fixes(
             continue
         first = made[0]
         first.intended = frozenset((inst.cluster, m.obj.ref) for inst, m in zip(instances, made, strict=True) if m.obj is not None)
+        first.edges = tuple(dict.fromkeys(t for m in made for t in m.edges))
         first.findings = [f]
         first.edits = list(dict.fromkeys(e for p in made for e in p.edits))
         if len({p.target for p in made}) > 1:
             first.target = None  # the per-object choice of the opt-out needs one object
         proposals.append(first)
-    proposals = _merge(consolidate(proposals))
+    proposals = implied_depends_on(_merge(consolidate(proposals)), repo)
     dropped = nested_unescaped(proposals)
     blocked: dict[int, str] = dict(dropped)
     for p in proposals:

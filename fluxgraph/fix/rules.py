@@ -53,6 +53,8 @@ class Proposal:
     # (cluster, object) pairs the edits mean to change (``fix.intended``): the re-check withholds
     # the proposal when the rebuilt repository changes any other object
     intended: frozenset[tuple[str, ObjRef]] = frozenset()
+    # the dependsOn entries the edits add: (cluster, consumer, producer, the edit)
+    edges: tuple[tuple[str, str, str, Edit], ...] = ()
 
     @property
     def files(self) -> set[str]:
@@ -419,23 +421,78 @@ def add_depends_on(f: Finding, ctx: FixContext, producer: str, why: str) -> Prop
     pns, pname = producer.split("/", 1)
     item: tuple[tuple[str, str], ...] = (("name", pname),) if pns == node.spec.namespace else (("name", pname), ("namespace", pns))
     place = _placement(ctx, cluster)
+    edit = SeqAppend(
+        obj.resource.origin.file,
+        doc.index,
+        ("spec", "dependsOn"),
+        item,
+        first=place.first,
+        after=place.after,
+        indent=place.indent,
+    )
     return Proposal(
         f.rule,
         [f],
-        [
-            SeqAppend(
-                obj.resource.origin.file,
-                doc.index,
-                ("spec", "dependsOn"),
-                item,
-                first=place.first,
-                after=place.after,
-                indent=place.indent,
-            )
-        ],
+        [edit],
         f"add dependsOn {producer} to Kustomization {consumer} ({why})",
         obj=obj,
+        edges=((cluster.name, consumer, producer, edit),),
     )
+
+
+def implied_depends_on(proposals: list[Proposal], repo: Repository) -> list[Proposal]:
+    """Leave out each proposed ``dependsOn`` entry that the others and the existing ones already
+    imply: a chain from the consumer to the producer through entries that wait for the
+    revision (same source, no readyExpr; ``ordering.waits_for_revision``) orders it the same.
+    Entries are tried in a fixed order and each is dropped only when a chain remains without it
+    among what is kept, so every dropped entry stays implied. A proposal left with no edit hands
+    its findings to the proposal of the first entry on the chain."""
+    from fluxgraph.ordering import waits_for_revision
+
+    models = {c.name: c for c in repo.clusters}
+    # (cluster, consumer) -> {(producer, index of the proposal in ``proposals``, or -1: existing)}
+    graph: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    for c in repo.clusters:
+        for node in c.kustomizations.values():
+            for dep in node.spec.depends_on:
+                if waits_for_revision(c, node, dep):
+                    graph.setdefault((c.name, node.id), set()).add((str(dep), -1))
+    candidates = sorted(
+        ((cl, a, b, e, i) for i, p in enumerate(proposals) for cl, a, b, e in p.edges if cl in models),
+        key=lambda t: (t[0], t[1], t[2], t[4]),
+    )
+    for cl, a, b, _, i in candidates:
+        graph.setdefault((cl, a), set()).add((b, i))
+
+    def chain(cl: str, start: str, goal: str, skip: tuple[str, str]) -> list[int] | None:
+        """The proposals (-1: an existing entry) along a path start -> goal, without ``skip``."""
+        seen = {start}
+        queue: list[tuple[str, list[int]]] = [(start, [])]
+        while queue:
+            cur, via = queue.pop(0)
+            for nxt, i in sorted(graph.get((cl, cur), ())):
+                if (cur, nxt) == skip or nxt in seen:
+                    continue
+                if nxt == goal:
+                    return [*via, i]
+                seen.add(nxt)
+                queue.append((nxt, [*via, i]))
+        return None
+
+    for cl, a, b, e, i in candidates:
+        path = chain(cl, a, b, (a, b))
+        if path is None:
+            continue
+        graph[(cl, a)].discard((b, i))
+        p = proposals[i]
+        p.edits = [x for x in p.edits if x != e]
+        p.edges = tuple(t for t in p.edges if t[3] != e)
+        if not p.edits:
+            heir = next((proposals[k] for k in path if k >= 0 and k != i), None)
+            if heir is not None:
+                heir.findings.extend(f for f in p.findings if f not in heir.findings)
+                heir.intended |= p.intended
+    return [p for p in proposals if p.edits]
 
 
 def _depends_on_producer(f: Finding, ctx: FixContext, default: str, ambiguous: str) -> Proposal:
