@@ -4,6 +4,10 @@ the rendered objects with the ``diff`` engine. Each case here was a wrong repair
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from fluxgraph.engine import analyze
 from fluxgraph.fix import fix_repository
 
@@ -124,3 +128,71 @@ def test_a_depends_on_that_another_implies_is_not_added(tmp_path):
     after = analyze(repo)
     assert "substitute-from-race" not in {f.rule for f in after.findings}
     assert not {(f.rule, f.fingerprint) for f in after.findings} - {(f.rule, f.fingerprint) for f in before.findings}
+
+
+# -- the diff shows what --write writes ----------------------------------------------------------
+
+HOOKED = {
+    "clusters/lab/tools.yaml": _ks("tools", "tools", "postBuild:\n  substitute:\n    CLUSTER: lab\n"),
+    "tools/kustomization.yaml": "resources:\n  - job.yaml\n",
+}
+
+
+def _hooked(tmp_path):
+    return _repo(tmp_path, {**HOOKED, "tools/job.yaml": SCRIPT.format(annotations="", expr="${HOSTNAME}", ttl=TTL)})
+
+
+def _both_modes(repo):
+    from click.testing import CliRunner
+
+    from fluxgraph.cli import main
+
+    runner = CliRunner()
+    return runner.invoke(main, ["fix", str(repo)]), runner.invoke(main, ["fix", "--write", str(repo)])
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks")
+def test_a_symlinked_file_is_refused_when_the_fix_is_planned(tmp_path):
+    repo = _hooked(tmp_path)
+    (repo / "tools" / "real.yaml").write_bytes((repo / "tools" / "job.yaml").read_bytes())
+    (repo / "tools" / "job.yaml").unlink()
+    (repo / "tools" / "job.yaml").symlink_to("real.yaml")
+    result = fix_repository(repo)
+    assert not result.changes
+    [nf] = result.not_fixed
+    assert "is a symlink" in nf.reason
+    shown, written = _both_modes(repo)
+    for run in (shown, written):
+        assert "is a symlink" in run.output and "---" not in run.output, run.output
+    assert (repo / "tools" / "job.yaml").is_symlink() and "$${HOSTNAME}" not in (repo / "tools" / "real.yaml").read_text()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="file modes")
+def test_a_read_only_file_is_not_replaced(tmp_path):
+    repo = _hooked(tmp_path)
+    job = repo / "tools" / "job.yaml"
+    job.chmod(0o444)
+    result = fix_repository(repo)
+    assert not result.changes
+    assert "read-only" in result.not_fixed[0].reason
+    shown, written = _both_modes(repo)
+    for run in (shown, written):
+        assert "read-only" in run.output, run.output
+    assert "$${HOSTNAME}" not in job.read_text() and (job.stat().st_mode & 0o777) == 0o444
+
+
+def test_when_one_file_cannot_be_written_none_is(tmp_path):
+    """Two files to fix; one changes between planning and writing: neither is written."""
+    files = {
+        **HOOKED,
+        "tools/kustomization.yaml": "resources:\n  - job.yaml\n  - other.yaml\n",
+        "tools/job.yaml": SCRIPT.format(annotations="", expr="${HOSTNAME}", ttl=TTL),
+        "tools/other.yaml": SCRIPT.format(annotations="", expr="${HOSTNAME}", ttl=TTL).replace("name: report", "name: other"),
+    }
+    repo = _repo(tmp_path, files)
+    result = fix_repository(repo)
+    assert sorted(result.changes) == ["tools/job.yaml", "tools/other.yaml"]
+    (repo / "tools/other.yaml").write_text((repo / "tools/other.yaml").read_text() + "# edited meanwhile\n")
+    failed = result.write()
+    assert [f for f, _ in failed] == ["tools/other.yaml"] and "changed since" in failed[0][1]
+    assert "$${HOSTNAME}" not in (repo / "tools/job.yaml").read_text()

@@ -34,7 +34,7 @@ from fluxgraph.fix.rules import (
     nested_unescaped,
 )
 from fluxgraph.fix.textedit import Edit, EditError, FileEditor
-from fluxgraph.fix.write import OverlayFS, WriteRefused, write_atomic
+from fluxgraph.fix.write import OverlayFS, WriteRefused, check_writable, resolve_for_write, write_atomic
 from fluxgraph.model import FluxgraphError, ObjRef
 from fluxgraph.repofs import FileTooLarge, PathEscape, RepoFS
 
@@ -102,8 +102,19 @@ class FixResult:
 
     def write(self) -> list[tuple[str, str]]:
         """Write every change (atomically per file); returns the files that could not be written,
-        with why. The others are written."""
+        with why. Every file is checked first (``check_writable``): when one cannot be written,
+        none is, so that a fix spanning several files is never left half made. A failure while
+        writing (a full disk) can still leave the files before it written: they are fixed."""
         failed: list[tuple[str, str]] = []
+        for rel in sorted(self.changes):
+            try:
+                check_writable(self.root, rel, self.changes[rel].old)
+            except WriteRefused as e:
+                failed.append((rel, str(e)))
+            except OSError as e:
+                failed.append((rel, e.strerror or str(e)))
+        if failed:
+            return failed
         for rel in sorted(self.changes):
             ch = self.changes[rel]
             try:
@@ -134,6 +145,12 @@ def _render(
     for rel in sorted(by_file):
         mine = [p for p in by_file[rel] if id(p) not in failed]
         if not mine:
+            continue
+        try:
+            resolve_for_write(fs.root, rel)  # what --write would refuse is not offered either
+        except WriteRefused as e:
+            for p in mine:
+                failed[id(p)] = f"{e}: not fixed"
             continue
         try:
             old = fs.read_bytes(rel)

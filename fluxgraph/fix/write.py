@@ -2,8 +2,9 @@
 repository as it would be after the fixes, for the re-check.
 
 A file is written only if it is a regular file inside the repository root, reached through no
-symlink that leaves the root, is not itself a symlink (replacing one would turn it into a file),
-and still holds the bytes the fix was computed from. The new content goes to a temporary file
+symlink that leaves the root, is not itself a symlink (replacing one would turn it into a file)
+nor read-only, and still holds the bytes the fix was computed from. The same conditions are
+checked when the fixes are planned, so that the diff ``fix`` shows is what ``--write`` writes. The new content goes to a temporary file
 in the same directory, is flushed to disk, gets the old file's permission bits, and is renamed
 over the old one (``os.replace``, atomic on POSIX and Windows): an interrupted run leaves either
 the old file or the new one, never half of either (``fluxgraph.atomic``).
@@ -48,17 +49,26 @@ def resolve_for_write(root: Path, rel: str) -> Path:
         raise WriteRefused(f"{rel} is a symlink; fluxgraph does not replace symlinks")
     if not stat.S_ISREG(st.st_mode):
         raise WriteRefused(f"{rel} is not a regular file")
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        # the rename would replace it all the same (the directory is writable): its read-only
+        # mode is someone's decision, which fluxgraph does not override
+        raise WriteRefused(f"{rel} is read-only; fluxgraph does not replace a read-only file")
+    return target
+
+
+def check_writable(root: Path, rel: str, old: bytes) -> Path:
+    """``resolve_for_write``, and ``rel`` still holds ``old``; raises ``WriteRefused`` or ``OSError``."""
+    target = resolve_for_write(root, rel)
+    with open(target, "rb") as fh:
+        if fh.read() != old:
+            raise WriteRefused(f"{rel} changed since it was read; not written")
     return target
 
 
 def write_atomic(root: Path, rel: str, old: bytes, new: bytes) -> None:
     """Replace ``rel`` (which must still hold ``old``) with ``new``; raises ``WriteRefused`` or
     ``OSError`` and then leaves the file as it was."""
-    target = resolve_for_write(root, rel)
-    with open(target, "rb") as fh:
-        if fh.read() != old:
-            raise WriteRefused(f"{rel} changed since it was read; not written")
-    replace_file(target, new)
+    replace_file(check_writable(root, rel, old), new)
 
 
 class OverlayFS(RepoFS):
