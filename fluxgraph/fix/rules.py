@@ -483,15 +483,17 @@ def implied_depends_on(proposals: list[Proposal], repo: Repository) -> list[Prop
         path = chain(cl, a, b, (a, b))
         if path is None:
             continue
-        graph[(cl, a)].discard((b, i))
         p = proposals[i]
-        p.edits = [x for x in p.edits if x != e]
+        rest = [x for x in p.edits if x != e]
+        heir = next((proposals[k] for k in path if k >= 0 and k != i), None)
+        if not rest and heir is None:
+            continue  # its findings would have no fix to go with (existing entries order them)
+        graph[(cl, a)].discard((b, i))
+        p.edits = rest
         p.edges = tuple(t for t in p.edges if t[3] != e)
-        if not p.edits:
-            heir = next((proposals[k] for k in path if k >= 0 and k != i), None)
-            if heir is not None:
-                heir.findings.extend(f for f in p.findings if f not in heir.findings)
-                heir.intended |= p.intended
+        if not rest and heir is not None:
+            heir.findings.extend(f for f in p.findings if f not in heir.findings)
+            heir.intended |= p.intended
     return [p for p in proposals if p.edits]
 
 
