@@ -103,6 +103,22 @@ class SourceNode:
     def in_repo(self) -> bool:
         return self.repo_base is not None or bool(self.path_map)
 
+    def spec_path_for(self, repo_dir: str) -> str | None:
+        """The ``spec.path`` (without ``./``) that reaches the repo-relative ``repo_dir`` in what
+        this source copies; None when it copies no such folder. The inverse of ``resolve``."""
+        d = norm_rel(repo_dir)
+        if self.path_map:
+            for art, repo in sorted(self.path_map, key=lambda m: -len(m[1])):
+                if repo == "" or d == repo or d.startswith(repo + "/"):
+                    rest = d[len(repo) :].lstrip("/") if repo else d
+                    return norm_rel(f"{art}/{rest}" if art else rest)
+            return None
+        if self.repo_base is None:
+            return None
+        if self.repo_base and not (d == self.repo_base or d.startswith(self.repo_base + "/")):
+            return None
+        return norm_rel(d[len(self.repo_base) :].lstrip("/")) if self.repo_base else d
+
     def resolve(self, path: str) -> tuple[str | None, bool]:
         """Map a Kustomization ``spec.path`` to a repo-relative directory (securejoin)."""
         rel, climbed = secure_join(path)

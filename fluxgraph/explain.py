@@ -300,6 +300,10 @@ class MovePlan:
     differences: list[str]
     steps: list[str]
     notes: list[str] = field(default_factory=list)
+    # (the 1-based step it replaces, what to do instead): never numbered as a step
+    alternatives: list[tuple[int, str]] = field(default_factory=list)
+    # why the plan cannot be followed as it stands (the new owner does not build...): no steps
+    blocked: list[str] = field(default_factory=list)
 
     @property
     def worst(self) -> str:

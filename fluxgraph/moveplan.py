@@ -325,12 +325,78 @@ def plan_move(
     return plan
 
 
+def _cannot_wait_for(model: ClusterModel, plan: MovePlan, old_id: str) -> str | None:
+    """Why ``old_id`` cannot ``dependsOn`` the new owner: a cycle (the new owner is ordered after
+    it already, by ``dependsOn`` or because it applies the new owner) or different sources."""
+    new = plan.new_owner
+    old = model.kustomizations[old_id]
+    if plan.exists:
+        before = ordering.happens_before(model, new)
+        if old_id in before:
+            how = "applies it" if old_id in model.ancestors(new) else "is ordered before it (dependsOn)"
+            return f"{old_id} {how}, so that dependsOn would close a cycle"
+        if ordering.source_of(model.kustomizations[new].spec) != ordering.source_of(old.spec):
+            return "they use different sources, so the dependsOn would not wait for the same revision"
+        return None
+    for d in {n.provider for n in plan.needs}:
+        if d == old_id or old_id in ordering.happens_before(model, d):
+            return f"{new} must wait for {d}, which is {old_id} or ordered after it, so that dependsOn would close a cycle"
+    return None
+
+
+def _new_path(model: ClusterModel, old0: KustomizationNode | None, new_path: str | None) -> str:
+    """``path:`` of the new Kustomization: relative to the root of what its source copies (the
+    repository root for a GitRepository of it, a folder of it for an artifact built from one)."""
+    if not new_path:
+        return "path: <the new folder>"
+    src = model.sources.get(old0.spec.source_ref.id) if old0 is not None and old0.spec.source_ref is not None else None
+    if src is None:
+        return f"path: ./{new_path}"
+    rel = src.spec_path_for(new_path)
+    if rel is None:
+        return f"path: ./{new_path} (not in what {src.id} copies: the new Kustomization needs a source that holds it)"
+    return f"path: ./{rel}" if rel else "path: ./"
+
+
+# spec fields of the old owner the new Kustomization takes as they are written (interval is
+# required; the others change how the objects are applied, decrypted or waited for)
+COPIED_FIELDS = ("interval", "retryInterval", "timeout", "serviceAccountName", "decryption", "wait", "force", "kubeConfig", "targetNamespace")
+
+
+def _copied_spec(old0: KustomizationNode) -> list[str]:
+    import json
+
+    raw = old0.spec.spec
+    out = [f"sourceRef: {ordering.source_of(old0.spec)}", "prune: true"]
+    if raw.get("interval") is None:
+        out.append("interval: 10m (required; " + old0.id + " has none as written)")
+    for key in COPIED_FIELDS:
+        v = raw.get(key)
+        if v is None or v is False:
+            continue
+        out.append(f"{key}: {v if isinstance(v, str) else json.dumps(v, separators=(', ', ': '))}")
+    if old0.spec.components:
+        out.append(
+            f"components: {old0.id} applies {', '.join(old0.spec.components)} to its build; give the new one those that "
+            "shape the moved objects"
+        )
+    return out
+
+
 def move_steps(
     model: ClusterModel, plan: MovePlan, target: Target, moving: list[AppliedObject], new_ns: str
 ) -> list[str]:
     """The safe procedure, after the Flux FAQ: protect, move, verify, restore."""
     steps: list[str] = []
     new = plan.new_owner
+    new_node = model.kustomizations.get(new)
+    if new_node is not None and new_node.status != "built":
+        problem = next((p.message for p in new_node.problems if not p.not_evaluated), new_node.status)
+        plan.blocked.append(
+            f"{new} does not build at this revision ({new_node.status}: {problem}): what moves into it would not be "
+            f"applied, and its old owner would prune it. Make {new} build first."
+        )
+        return []
     new_ns_, _, new_name = new.partition("/")
     pruning = [o for o in plan.old_owners if gc.prunes_now(model.kustomizations[o].spec)]
     unsafe = any(m.verdict in (gc.RACE, gc.RECREATE) for m in plan.objects)
@@ -381,17 +447,22 @@ def move_steps(
                 f"{new} needs {'; '.join(back)}: it must dependsOn {old_id}, so {old_id} cannot dependsOn {new} "
                 "(a cycle): disable pruning instead"
             )
-        elif not (plan.exists and gc.applied_by(model, new, old_id)):
+        elif (why_not := _cannot_wait_for(model, plan, old_id)) is not None:
+            plan.notes.append(f"{old_id} cannot dependsOn {new} instead of disabling pruning: {why_not}")
+        else:
             when = (
                 "in the commit that moves the objects (its current spec waits for "
                 f"{carrier.parent}, so the new dependsOn is in force when it reconciles the move) or before it"
                 if carrier is not None and "dependsOn" not in from_parent
                 else "in a merge before the move"
             )
-            steps.append(
-                f"Or, instead of step {len(steps)}, make {old_id} wait for {new}: add `dependsOn: [{_yaml_dep(new, old.spec.namespace)}]` "
-                f"to {old_id} {when} ({old_id} stays blocked until {new} exists and is Ready); "
-                f"both must use the same source ({ordering.source_of(old.spec)}). Not possible if {new} is declared inside {old_id}'s own path."
+            plan.alternatives.append(
+                (
+                    len(steps),
+                    f"make {old_id} wait for {new}: add `dependsOn: [{_yaml_dep(new, old.spec.namespace)}]` "
+                    f"to {old_id}{where} {when} ({old_id} stays blocked until {new} exists and is Ready); "
+                    f"both use the same source ({ordering.source_of(old.spec)}).",
+                )
             )
     if not plan.exists:
         counts: dict[str, int] = {}
@@ -401,14 +472,9 @@ def move_steps(
             plan.old_owners, key=lambda k: (counts.get(k, 0), -len(model.ancestors(k))), default=None
         )
         old0 = model.kustomizations[main_old] if main_old else None
-        spec_bits = [f"path: ./{plan.new_path}" if plan.new_path else "path: <the new folder>"]
+        spec_bits = [_new_path(model, old0, plan.new_path)]
         if old0 is not None:
-            spec_bits.append(f"sourceRef: {ordering.source_of(old0.spec)}")
-            spec_bits.append("prune: true")
-            if old0.spec.target_namespace:
-                spec_bits.append(f"targetNamespace: {old0.spec.target_namespace}")
-            if old0.spec.decryption:
-                spec_bits.append("decryption: (as " + old0.id + ")")
+            spec_bits.extend(_copied_spec(old0))
         sf = sorted(
             {
                 m.origin
@@ -478,6 +544,30 @@ def move_steps(
         )
     for dep, why in plan.dependents:
         steps.append(f"Make {dep} dependsOn {new} (it uses {why}, which moves).")
+    moved = {(o.ref.kind, o.ref.namespace, o.ref.name) for o in moving}
+    for old_id in plan.old_owners:
+        old = model.kustomizations[old_id]
+        for i, hc in enumerate(old.spec.health_checks):
+            key = (hc.get("kind"), hc.get("namespace") or "", hc.get("name"))
+            if key in moved:
+                where = f" ({old.declared_at.file})" if old.declared_at else ""
+                steps.append(
+                    f"Remove spec.healthChecks[{i}] ({key[0]} {key[1]}/{key[2]}) from {old_id}{where} in the commit that moves "
+                    f"it: {old_id} would keep waiting for an object {new} applies"
+                    + (f", and {new} waits for {old_id} (a deadlock on a new cluster)" if old_id in gc.transitive_depends(model, new) else "")
+                    + "."
+                )
+    for old_id in plan.old_owners:
+        rest = [o for o in model.kustomizations[old_id].objects if o.ref not in {m.ref for m in plan.objects}]
+        if rest:
+            continue
+        waiting = sorted(k for k, n in model.kustomizations.items() if any(str(d) == old_id for d in n.spec.depends_on))
+        if waiting:
+            plan.notes.append(
+                f"{len(waiting)} Kustomization(s) dependsOn {old_id}, which applies nothing once the move is done: before "
+                f"removing it, point their dependsOn at {new} or drop the entry, or they wait for it forever "
+                f"(dependency not found): {', '.join(waiting[:20])}{' ...' if len(waiting) > 20 else ''}"
+            )
     if target.kind == "path" and plan.new_path == target.path:
         # what lists the folder: the kustomization of the last directory the build entered to
         # reach it (origin.via), or, for a folder without a kustomization file of its own, the

@@ -237,7 +237,9 @@ def _move_steps(repo: Path) -> str:
     m = ex.clusters[0].move
     # the move itself (without protection) races either way: the steps differ
     assert {o.verdict for o in m.objects} == {gc.RACE}
-    return "\n".join(m.steps)
+    # an alternative is never numbered as a step: it names the step it replaces
+    assert not any(s.startswith("Or, instead") for s in m.steps)
+    return "\n".join([*m.steps, *(f"alternative to step {i}: {t}" for i, t in m.alternatives)])
 
 
 def test_protection_can_share_the_commit_when_the_old_owner_waits_for_its_parent(tmp_path):
@@ -248,7 +250,10 @@ def test_protection_can_share_the_commit_when_the_old_owner_waits_for_its_parent
         "(flux-system/platform -> flux-system/flux-system)" in steps
     )
     assert "Merge this on its own" not in steps
-    assert "add `dependsOn: [{name: network}]` to flux-system/platform in the commit that moves the objects" in steps
+    assert (
+        "alternative to step 1: make flux-system/platform wait for flux-system/network: add `dependsOn: [{name: network}]` "
+        "to flux-system/platform (clusters/prod/platform.yaml:1) in the commit that moves the objects" in steps
+    )
     assert "Restore `prune: true` on flux-system/platform" in steps
 
 
@@ -256,7 +261,7 @@ def test_protection_is_merged_first_without_that_dependency(tmp_path):
     steps = _move_steps(_split_base(tmp_path))
     assert "Merge this on its own and let it apply" in steps
     assert "part of the commit" not in steps
-    assert "to flux-system/platform in a merge before the move" in steps
+    assert "to flux-system/platform (clusters/prod/platform.yaml:1) in a merge before the move" in steps
 
 
 def test_protection_set_by_the_parents_patches_is_merged_first(tmp_path):

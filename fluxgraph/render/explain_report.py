@@ -120,9 +120,16 @@ def _move_text(m: MovePlan) -> list[str]:
         lines.append(f"  difference: {d}")
     for note in m.notes:
         lines.append(f"  note: {note}")
+    for b in m.blocked:
+        lines.append(f"  blocked: {b}")
+    if m.blocked:
+        return lines
     lines.append("  Safe procedure (Flux FAQ: How can I safely move resources from one dir to another?):")
     for i, s in enumerate(m.steps, 1):
         lines.append(f"    {i}. {s}")
+        for step, alt in m.alternatives:
+            if step == i:
+                lines.append(f"       alternative to step {i}: {alt}")
     return lines
 
 
@@ -343,6 +350,8 @@ def _move_json(m: MovePlan) -> dict[str, Any]:
         "differences": m.differences,
         "notes": m.notes,
         "steps": m.steps,
+        "alternatives": [{"step": i, "text": t} for i, t in m.alternatives],
+        "blocked": m.blocked,
     }
 
 

@@ -1,0 +1,135 @@
+"""Move plans that are complete and safe to follow as written (issue 25, part 3): each case here
+was a plan that could not be followed before."""
+
+from __future__ import annotations
+
+import fluxgraph
+from fluxgraph.cluster import SourceNode
+from fluxgraph.explain import explain, resolve_target
+
+from .conftest import flux_ks, gotk_sync, write_tree
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
+
+
+def _repo(tmp_path, files):
+    base = {
+        "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+        "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
+    }
+    return write_tree(tmp_path / "repo", {**base, **files})
+
+
+def _plan(repo, target, to):
+    loaded = fluxgraph.load(repo)
+    ex = explain(loaded, resolve_target(loaded, target), move_to=to)
+    return ex.clusters[0].move
+
+
+def test_no_alternative_depends_on_that_closes_a_cycle(tmp_path):
+    """network dependsOn platform already: platform waiting for network would be a cycle."""
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
+            "clusters/prod/network.yaml": flux_ks("network", "./network", "dependsOn:\n  - name: platform\n"),
+            "platform/kustomization.yaml": "resources:\n  - lb.yaml\n",
+            "platform/lb.yaml": CM.format(name="lb"),
+            "network/kustomization.yaml": "resources:\n  - dns.yaml\n",
+            "network/dns.yaml": CM.format(name="dns"),
+        },
+    )
+    m = _plan(repo, "platform/lb.yaml", "network")
+    assert m.alternatives == []
+    assert any("cannot dependsOn flux-system/network" in n and "cycle" in n for n in m.notes), m.notes
+    assert not any("dependsOn: [{name: network}]" in s for s in m.steps)
+
+
+def test_a_new_kustomization_takes_what_the_old_one_applies_with(tmp_path):
+    extra = (
+        "interval: 30m\ntimeout: 3m\nserviceAccountName: deployer\nwait: true\n"
+        "decryption:\n  provider: sops\n  secretRef:\n    name: sops-age\n"
+    )
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/apps.yaml": flux_ks("apps", "./apps", extra).replace("  interval: 10m\n", "", 1),
+            "apps/kustomization.yaml": "resources:\n  - web\n  - db.yaml\n",
+            "apps/db.yaml": CM.format(name="db"),
+            "apps/web/kustomization.yaml": "resources:\n  - cm.yaml\n",
+            "apps/web/cm.yaml": CM.format(name="web"),
+        },
+    )
+    m = _plan(repo, "apps/web", "web")
+    [add] = [s for s in m.steps if s.startswith("Add Kustomization flux-system/web")]
+    for part in (
+        "path: ./apps/web",
+        "interval: 30m",
+        "timeout: 3m",
+        "serviceAccountName: deployer",
+        "wait: true",
+        'decryption: {"provider": "sops", "secretRef": {"name": "sops-age"}}',
+    ):
+        assert part in add, (part, add)
+
+
+def test_a_source_path_is_relative_to_what_the_source_copies():
+    git = SourceNode("GitRepository", "flux-system", "flux-system", repo_base="")
+    assert git.spec_path_for("apps/web") == "apps/web"
+    art = SourceNode("ExternalArtifact", "flux-system", "a", path_map=(("", "deploy/out"),))
+    assert art.spec_path_for("deploy/out/web") == "web"
+    assert art.spec_path_for("apps/web") is None
+    assert SourceNode("GitRepository", "x", "y", repo_base="sub").spec_path_for("sub/apps") == "apps"
+
+
+def test_a_move_into_a_kustomization_that_does_not_build_is_blocked(tmp_path):
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
+            "clusters/prod/network.yaml": flux_ks("network", "./nowhere"),
+            "platform/kustomization.yaml": "resources:\n  - lb.yaml\n",
+            "platform/lb.yaml": CM.format(name="lb"),
+        },
+    )
+    m = _plan(repo, "platform/lb.yaml", "network")
+    assert m.steps == [] and m.alternatives == []
+    [b] = m.blocked
+    assert "flux-system/network does not build" in b and "missing-path" in b
+
+
+def test_a_health_check_on_a_moved_object_gets_its_own_step(tmp_path):
+    hc = "healthChecks:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: lb\n    namespace: default\n"
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/platform.yaml": flux_ks("platform", "./platform", hc),
+            "clusters/prod/network.yaml": flux_ks("network", "./network", "dependsOn:\n  - name: platform\n"),
+            "platform/kustomization.yaml": "resources:\n  - lb.yaml\n  - other.yaml\n",
+            "platform/lb.yaml": CM.format(name="lb"),
+            "platform/other.yaml": CM.format(name="other"),
+            "network/kustomization.yaml": "resources:\n  - dns.yaml\n",
+            "network/dns.yaml": CM.format(name="dns"),
+        },
+    )
+    m = _plan(repo, "platform/lb.yaml", "network")
+    [step] = [s for s in m.steps if "healthChecks[0]" in s]
+    assert "ConfigMap default/lb" in step and "clusters/prod/platform.yaml" in step and "deadlock" in step
+
+
+def test_an_old_owner_left_empty_names_what_depends_on_it(tmp_path):
+    files = {
+        "clusters/prod/old.yaml": flux_ks("old", "./old"),
+        "clusters/prod/new.yaml": flux_ks("new", "./new"),
+        "old/kustomization.yaml": "resources:\n  - cm.yaml\n",
+        "old/cm.yaml": CM.format(name="moving"),
+        "new/kustomization.yaml": "resources:\n  - n.yaml\n",
+        "new/n.yaml": CM.format(name="n"),
+    }
+    for i in range(3):
+        files[f"clusters/prod/app{i}.yaml"] = flux_ks(f"app{i}", f"./app{i}", "dependsOn:\n  - name: old\n")
+        files[f"app{i}/kustomization.yaml"] = "resources:\n  - cm.yaml\n"
+        files[f"app{i}/cm.yaml"] = CM.format(name=f"app{i}")
+    m = _plan(_repo(tmp_path, files), "old/cm.yaml", "new")
+    [note] = [n for n in m.notes if "dependsOn flux-system/old" in n]
+    assert note.startswith("3 Kustomization(s)") and all(f"flux-system/app{i}" in note for i in range(3))
