@@ -755,6 +755,6 @@ def explain(
             if not ordered:
                 ce.notes.append("nothing to move: the target contributes no objects in this cluster")
             else:
-                ce.move = plan_move(model, target, ordered, move_to, move_path)
+                ce.move = plan_move(model, target, ordered, move_to, move_path, repo.cache)
         clusters.append(ce)
     return Explanation(target, clusters, not_in)

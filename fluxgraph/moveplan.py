@@ -7,6 +7,7 @@ loaded model returning ``explain.MovePlan``.
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from fluxgraph import envsubst, flux, gc, ordering
@@ -22,6 +23,7 @@ from fluxgraph.explain import (
     ordered_objects,
     variable_views,
 )
+from fluxgraph.kustomize.build import KUSTOMIZATION_FILES
 
 
 def _providers(model: ClusterModel, objs: list[AppliedObject]) -> list[tuple[str, str]]:
@@ -128,8 +130,15 @@ def _yaml_dep(ks_id: str, own_ns: str) -> str:
 
 
 def plan_move(
-    model: ClusterModel, target: Target, objs: list[AppliedObject], new_owner: str, new_path: str | None
+    model: ClusterModel,
+    target: Target,
+    objs: list[AppliedObject],
+    new_owner: str,
+    new_path: str | None,
+    cache: Any = None,
 ) -> MovePlan:
+    """``cache``: the repository's ``FileCache``, to read the kustomization files above a moved
+    folder (what they do to its objects is lost with the move)."""
     if "/" not in new_owner:
         ns = next(
             (model.kustomizations[o.owner].spec.namespace for o in objs), model.root_id.partition("/")[0]
@@ -178,10 +187,17 @@ def plan_move(
             elif gc.is_flux_ks(o.ref):
                 child = model.kustomizations.get(gc.ks_id_of(o.ref))
                 if child is not None and gc.finalizer_deletes(child.spec):
+                    known = child.status == "built" and not child.incomplete
                     c = gc.Cascade(
                         f"Kustomization/{child.id}",
                         "kustomization",
-                        note=f"its finalizer ({gc.deletion_policy_text(child.spec)}) deletes its inventory",
+                        note=f"its finalizer ({gc.deletion_policy_text(child.spec)}) deletes its inventory"
+                        + (
+                            ""
+                            if known
+                            else f", which fluxgraph does not know ({child.status}{', incomplete' if child.incomplete else ''}): "
+                            "everything it applied in the cluster goes"
+                        ),
                     )
                     c.victims = [(child.id, x.ref) for x in child.objects]
                     cascades.append(c)
@@ -305,13 +321,15 @@ def plan_move(
                 f"health: {old_id} wait={str(ospec.wait).lower()}, {new_owner} wait={str(nspec.wait).lower()}"
             )
 
+    diffs.extend(_shaped_outside(model, target, moving, cache))
+
     plan = MovePlan(
         new_owner=new_owner,
         exists=exists,
         new_path=new_path if not exists else (new_node.build_dir if new_node else None),
         old_owners=old_owners,
         objects=objects,
-        cascades=[c for c in cascades if c.victims or c.helm_releases or c.kind == "helmrelease"],
+        cascades=[c for c in cascades if c.victims or c.helm_releases or c.kind in ("helmrelease", "kustomization")],
         missing_variables=missing,
         escapes=escapes,
         newly_substituted=sorted(set(newly)),
@@ -321,8 +339,88 @@ def plan_move(
         steps=[],
         notes=notes,
     )
-    plan.steps = move_steps(model, plan, target, moving, new_ns)
+    plan.steps = move_steps(model, plan, target, moving, new_ns, _destination(cache, target, plan.new_path))
     return plan
+
+
+# kustomization fields that change the objects of the resources it lists (kustomize's transformers)
+SHAPING_KEYS = (
+    "patches", "patchesStrategicMerge", "patchesJson6902", "namespace", "namePrefix", "nameSuffix", "commonLabels",
+    "labels", "commonAnnotations", "images", "replicas", "replacements", "transformers", "vars", "components",
+)
+
+
+def _shapes(cache: Any, kfile: str) -> bool:
+    """Whether the kustomization file ``kfile`` has a field that changes what it lists (unknown,
+    without a file cache or where it cannot be read: taken as shaping)."""
+    if cache is None or kfile.endswith("<generated>"):
+        return cache is None
+    try:
+        docs, _ = cache.documents(kfile)
+    except Exception:  # noqa: BLE001 - unreadable here means the build reported it
+        return True
+    return any(isinstance(d.data, dict) and any(k in d.data for k in SHAPING_KEYS) for d in docs)
+
+
+def _shaped_outside(model: ClusterModel, target: Target, moving: list[AppliedObject], cache: Any = None) -> list[str]:
+    """Moved objects that are not only files of the moved folder: those a component of the old
+    owner's build contributes (its ``spec.components``, or a kustomization's ``components``
+    above the folder), and those the build changes from what the file says (an overlay's
+    patches, namespace, prefixes, labels, images: whatever a kustomization above the folder or
+    the old owner's spec does) while a kustomization above the folder takes part. Moving the
+    folder moves none of that: such objects are dropped or change."""
+    if target.kind != "path" or target.path is None:
+        return []
+    from fluxgraph.explain import under
+
+    out: list[str] = []
+    from_component: list[str] = []
+    shaped: dict[str, list[str]] = {}
+    for o in moving:
+        old = model.kustomizations[o.owner]
+        origin = o.resource.origin
+        comps = [c for c in old.spec.components if isinstance(c, str) and old.build_dir is not None]
+        comp_dirs = [posixpath.normpath(posixpath.join(old.build_dir or "", c)) for c in comps]
+        # a component the old owner's spec adds, or one a kustomization outside the folder
+        # includes, stays behind; one the folder's own kustomization includes goes with it
+        flux_component = any(under(origin.file, d) and not under(d, target.path) for d in comp_dirs)
+        home_inside = origin.home is not None and under(origin.home, target.path)
+        if flux_component or (not under(origin.file, target.path) and not home_inside):
+            from_component.append(str(o.ref))
+            continue
+        doc = o.resource.doc
+        if doc is None or not isinstance(doc.data, dict):
+            continue
+        listers = [*origin.via, *([origin.home] if origin.home else [])]
+        outside = [k for k in dict.fromkeys(listers) if not under(k, target.path) and _shapes(cache, k)]
+        spec_overlay = bool(old.spec.patches or old.spec.images or old.spec.name_prefix or old.spec.name_suffix or old.spec.common_metadata or old.spec.target_namespace)
+        if o.pre_substitution != doc.data and (outside or spec_overlay):
+            shapers = [*outside, *([f"{old.id}'s spec"] if spec_overlay else [])]
+            shaped.setdefault(", ".join(shapers), []).append(str(o.ref))
+    if from_component:
+        out.append(
+            f"not files of {target.path}: {', '.join(from_component[:8])}{' ...' if len(from_component) > 8 else ''} "
+            "come from a component of the old owner's build; moving the folder does not move them (they stay, or "
+            "go with the old owner)"
+        )
+    for by, refs in sorted(shaped.items()):
+        out.append(
+            f"shaped by the build around {target.path} ({by}): {', '.join(refs[:8])}{' ...' if len(refs) > 8 else ''} "
+            "differ from their files; moved out of that build they lose what it does (patches, namespace, names, "
+            "labels): give the new owner the same, or check the diff after the move"
+        )
+    return out
+
+
+def _destination(cache: Any, target: Target, new_path: str | None) -> dict[str, Any]:
+    """Whether ``new_path/<target's name>`` exists already, and the kustomization file of
+    ``new_path`` that must list it (None: Flux generates one, which takes every file)."""
+    if cache is None or not new_path or target.kind != "path" or not target.path:
+        return {}
+    fs = cache.fs
+    dest = posixpath.join(new_path, posixpath.basename(target.path))
+    kfile = next((posixpath.join(new_path, n) for n in KUSTOMIZATION_FILES if fs.is_file(posixpath.join(new_path, n))), None)
+    return {"exists": fs.exists(dest), "kustomization": kfile}
 
 
 def _cannot_wait_for(model: ClusterModel, plan: MovePlan, old_id: str) -> str | None:
@@ -384,9 +482,16 @@ def _copied_spec(old0: KustomizationNode) -> list[str]:
 
 
 def move_steps(
-    model: ClusterModel, plan: MovePlan, target: Target, moving: list[AppliedObject], new_ns: str
+    model: ClusterModel,
+    plan: MovePlan,
+    target: Target,
+    moving: list[AppliedObject],
+    new_ns: str,
+    dest_state: dict[str, Any] | None = None,
 ) -> list[str]:
-    """The safe procedure, after the Flux FAQ: protect, move, verify, restore."""
+    """The safe procedure, after the Flux FAQ: protect, move, verify, restore. ``dest_state``:
+    what the repository holds where the target would go (``_destination``)."""
+    dest_state = dest_state or {}
     steps: list[str] = []
     new = plan.new_owner
     new_node = model.kustomizations.get(new)
@@ -581,13 +686,24 @@ def move_steps(
         steps.append(
             f"Stop including {target.path} in the build of {', '.join(plan.old_owners)} ({how}) so that only {new} applies it; merge."
         )
-    else:
-        dest = (
-            f" to {plan.new_path}"
-            if plan.new_path and target.kind == "path" and plan.new_path != target.path
-            else ""
+    elif plan.new_path and target.kind == "path" and target.path and plan.new_path != target.path:
+        name = posixpath.basename(target.path)
+        dest = posixpath.join(plan.new_path, name)
+        if dest_state.get("exists"):
+            plan.blocked.append(
+                f"{dest} exists already: moving {what} into {plan.new_path} would mix its files with those there; "
+                "choose another folder with --to-path"
+            )
+            return []
+        kfile = dest_state.get("kustomization")
+        listed = (
+            f"and add `- {name}` to the resources of {kfile} (it lists what {new} builds)"
+            if kfile
+            else f"({plan.new_path} has no kustomization file: Flux's generated one takes every folder below it)"
         )
-        steps.append(f"Move {what}{dest} so that {new} applies it; merge.")
+        steps.append(f"Move {what} to {dest} {listed}, so that {new} applies it; merge.")
+    else:
+        steps.append(f"Move {what} so that {new} applies it; merge.")
     steps.append(
         f"`flux reconcile ks {new_name} -n {new_ns_} --with-source`, then `flux get ks {new_name} -n {new_ns_}` (Ready) and "
         f"`flux tree ks {new_name} -n {new_ns_}` (the objects are listed under it)."

@@ -133,3 +133,76 @@ def test_an_old_owner_left_empty_names_what_depends_on_it(tmp_path):
     m = _plan(_repo(tmp_path, files), "old/cm.yaml", "new")
     [note] = [n for n in m.notes if "dependsOn flux-system/old" in n]
     assert note.startswith("3 Kustomization(s)") and all(f"flux-system/app{i}" in note for i in range(3))
+
+
+def test_objects_a_move_does_not_carry_are_named(tmp_path):
+    """The old owner's spec.components adds a ConfigMap to the folder's build, and the
+    kustomization above the folder sets a namespace: neither goes with the folder."""
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/apps.yaml": flux_ks("apps", "./apps", "components:\n  - ../components/backup\n"),
+            "clusters/prod/web.yaml": flux_ks("web", "./other"),
+            "other/kustomization.yaml": "resources:\n  - o.yaml\n",
+            "other/o.yaml": CM.format(name="o"),
+            "apps/kustomization.yaml": "namespace: shop\nresources:\n  - web\n",
+            "apps/web/kustomization.yaml": "resources:\n  - cm.yaml\n",
+            "apps/web/cm.yaml": CM.format(name="web"),
+            "components/backup/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n  - backup.yaml\n",
+            "components/backup/backup.yaml": CM.format(name="backup"),
+        },
+    )
+    loaded = fluxgraph.load(repo)
+    moved = explain(loaded, resolve_target(loaded, "apps"), move_to="web").clusters[0].move
+    [comp] = [d for d in moved.differences if d.startswith("not files of apps")]
+    assert "ConfigMap/shop/backup" in comp and "ConfigMap/shop/web" not in comp
+    web = explain(loaded, resolve_target(loaded, "apps/web"), move_to="web").clusters[0].move
+    [shaped] = [d for d in web.differences if d.startswith("shaped by the build around apps/web")]
+    assert "apps/kustomization.yaml" in shaped and "ConfigMap/shop/web" in shaped
+
+
+def test_moving_a_kustomization_whose_inventory_is_external_names_the_cascade(tmp_path):
+    """A Kustomization object that builds from a source outside the repository: its inventory is
+    not known, and a race that deletes it deletes all of it (its finalizer)."""
+    remote = (
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: vendor\n  namespace: flux-system\n"
+        "spec:\n  interval: 1h\n  url: https://example.com/vendor\n  ref:\n    branch: main\n"
+    )
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
+            "platform/kustomization.yaml": "resources:\n  - source.yaml\n  - vendor.yaml\n",
+            "platform/source.yaml": remote,
+            "platform/vendor.yaml": flux_ks("vendor", "./deploy", source="vendor"),
+        },
+    )
+    m = _plan(repo, "platform/vendor.yaml", "vendored")
+    [c] = [c for c in m.cascades if c.cause == "Kustomization/flux-system/vendor"]
+    assert c.victims == [] and "does not know (external" in c.note and "everything it applied" in c.note
+
+
+def _into_existing(tmp_path, extra: dict[str, str]):
+    files = {
+        "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
+        "clusters/prod/network.yaml": flux_ks("network", "./network"),
+        "platform/kustomization.yaml": "resources:\n  - dns\n  - other.yaml\n",
+        "platform/other.yaml": CM.format(name="other"),
+        "platform/dns/kustomization.yaml": "resources:\n  - cm.yaml\n",
+        "platform/dns/cm.yaml": CM.format(name="dns"),
+        "network/kustomization.yaml": "resources:\n  - lb.yaml\n",
+        "network/lb.yaml": CM.format(name="lb"),
+        **extra,
+    }
+    return _plan(_repo(tmp_path, files), "platform/dns", "network")
+
+
+def test_a_folder_moved_into_an_existing_kustomization_is_listed_there(tmp_path):
+    m = _into_existing(tmp_path, {})
+    [step] = [s for s in m.steps if s.startswith("Move folder platform/dns")]
+    assert "to network/dns and add `- dns` to the resources of network/kustomization.yaml" in step
+
+
+def test_a_folder_moved_onto_one_that_exists_is_blocked(tmp_path):
+    m = _into_existing(tmp_path, {"network/dns/cm.yaml": CM.format(name="dns2")})
+    assert m.steps == [] and any("network/dns exists already" in b for b in m.blocked)
