@@ -533,6 +533,73 @@ def explain_cmd(
     _emit(EXPLAIN_FORMATS[fmt](ex), output)
 
 
+@main.command("move")
+@click.argument("target")
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@model_options
+@click.option("--to", "move_to", metavar="KUSTOMIZATION", required=True, help="The Kustomization TARGET moves to (namespace/name; new or existing).")
+@click.option("--to-path", "move_path", metavar="DIR", default=None, help="With a new Kustomization: the folder it will build.")
+@click.option("--write", is_flag=True, help="Make the first stage in the files (default: print its unified diff and write nothing).")
+def move_cmd(target: str, path: str, move_to: str, move_path: str | None, write: bool, **model: Any) -> None:
+    """Make the first stage of moving TARGET to the Kustomization --to, proven by fluxgraph:
+    where the move races its old owner's garbage collection, the objects that move are
+    annotated `kustomize.toolkit.fluxcd.io/prune: disabled`; the stage is rebuilt in memory and
+    compared (only those annotations change, no finding or verdict appears) and the move is
+    planned again from it (no race left). Then the next stages are printed: merge them after the
+    first has reconciled. A move that races nothing needs no first stage: its steps are printed.
+
+    Exit status: without --write 1 when there is a stage to make, 0 when not; with --write 0
+    when it is written; 2 when the stage cannot be made (the reasons are printed), a file cannot
+    be written, or for a usage or input error.
+    """
+    from fluxgraph.move import move_component
+
+    try:
+        settings = _settings(path, model)
+        result = move_component(path, target, move_to, _rel_dir(move_path), **settings.analyze_kwargs())
+    except FluxgraphError as e:
+        _fail(str(e))
+        return
+    for why in result.refused:
+        click.echo(f"fluxgraph: move: {why}", err=True)
+    if result.refused:
+        sys.exit(2)
+
+    def later(stage: int) -> None:
+        for cm in result.moves:
+            plan = cm.after or cm.plan
+            click.echo(f"Stage {stage}, cluster {cm.cluster} (merge after the stage before has reconciled):", err=True)
+            for i, step in enumerate(plan.steps, 1):
+                click.echo(f"  {i}. {step}", err=True)
+                for n, alt in plan.alternatives:
+                    if n == i:
+                        click.echo(f"     alternative to step {i}: {alt}", err=True)
+
+    if not result.changes:
+        click.echo(f"fluxgraph: move: {result.target} moves without a race; no protecting stage is needed", err=True)
+        later(1)
+        sys.exit(0)
+    for p in result.proven:
+        click.echo(f"fluxgraph: move: proven: {p}", err=True)
+    fix = result.as_fix()
+    if not write:
+        click.echo(fix.diff(), nl=False)
+    else:
+        failed = fix.write()
+        for rel, why in failed:
+            click.echo(f"fluxgraph: error: cannot write {rel}: {why}", err=True)
+        if failed:
+            sys.exit(2)
+        click.echo(f"fluxgraph: move: stage 1 written ({len(fix.changes)} file(s)): merge it and let it reconcile", err=True)
+    later(2)
+    click.echo(
+        f"Stage 3: once the move has reconciled, remove the {len([1 for m in result.moves for o in m.plan.objects if o.verdict in ('race', 'recreate')])} "
+        "kustomize.toolkit.fluxcd.io/prune: disabled annotation(s) stage 1 added; merge.",
+        err=True,
+    )
+    sys.exit(0 if write else 1)
+
+
 @main.command("diff")
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @click.option("--base", "base_rev", required=True, metavar="REV", help="The git revision to compare from (e.g. origin/main).")

@@ -129,7 +129,7 @@ class FixResult:
 # -- making the edits -------------------------------------------------------------------------
 
 
-def _render(
+def render_proposals(
     fs: RepoFS, proposals: list[Proposal]
 ) -> tuple[dict[str, FileChange], dict[int, str], list[LeftAlone]]:
     """The files the proposals change; proposals that cannot be made (id -> why) and the files
@@ -187,7 +187,7 @@ def _render(
     # a proposal that failed in one of its files is dropped from the others too
     if any(len(p.files) > 1 and id(p) in failed for p in proposals):
         keep = [p for p in proposals if id(p) not in failed]
-        again, more, left2 = _render(fs, keep)
+        again, more, left2 = render_proposals(fs, keep)
         failed.update(more)
         return again, failed, left + [x for x in left2 if x not in left]
     return changes, failed, left
@@ -350,7 +350,7 @@ def _change_detail(fc: Any) -> str:
     if fc.secret:
         return f"{fc.path} changes"
     path, old, new = _first_difference(fc.path, fc.before, fc.after)
-    return f"{path}: {_short(old)} becomes {_short(new)}"
+    return f"{path}: {short_value(old)} becomes {short_value(new)}"
 
 
 def _first_difference(path: str, a: Any, b: Any) -> tuple[str, Any, Any]:
@@ -372,7 +372,7 @@ def _first_difference(path: str, a: Any, b: Any) -> tuple[str, Any, Any]:
             return path, a, b
 
 
-def _short(v: Any) -> str:
+def short_value(v: Any) -> str:
     import json
 
     if v is None:
@@ -450,7 +450,7 @@ def plan_fixes(
     changes: dict[str, FileChange] = {}
     left: list[LeftAlone] = []
     for _ in range(MAX_RECHECKS + 1):
-        changes, failed, left = _render(fs, active)
+        changes, failed, left = render_proposals(fs, active)
         blocked.update(failed)
         active = [p for p in active if id(p) not in failed]
         if recheck is None or not changes:

@@ -1,0 +1,98 @@
+"""``fluxgraph move``: the first stage of a move plan, made through the edit layer and proven by
+rebuilding (issue 25)."""
+
+from __future__ import annotations
+
+import shutil
+
+from click.testing import CliRunner
+
+import fluxgraph
+from fluxgraph import gc
+from fluxgraph.cli import main
+from fluxgraph.engine import analyze
+from fluxgraph.explain import explain, resolve_target
+from fluxgraph.move import move_component
+
+from .conftest import FIXTURES, flux_ks, gotk_sync, write_tree
+
+HOMELAB = FIXTURES / "repos" / "homelab"
+MOVES = FIXTURES / "repos" / "moves"
+
+
+def _copy(src, tmp_path):
+    dst = tmp_path / "repo"
+    shutil.copytree(src, dst, symlinks=True)
+    return dst
+
+
+def test_the_protecting_stage_is_proven_written_and_leaves_a_safe_move(tmp_path):
+    repo = _copy(HOMELAB, tmp_path)
+    before = analyze(repo)
+    result = move_component(repo, "platform/cilium", "network")
+    assert not result.refused and result.needs_protection
+    assert sorted(result.changes) == [
+        "platform/cilium/ip-pool.yaml",
+        "platform/cilium/l2-announcement-policy.yaml",
+        "platform/cilium/namespace.yaml",
+    ]
+    assert len(result.proven) == 2
+    shown = CliRunner().invoke(main, ["move", "platform/cilium", str(repo), "--to", "network"])
+    assert shown.exit_code == 1 and "+    kustomize.toolkit.fluxcd.io/prune: disabled" in shown.stdout
+    assert "Stage 2, cluster clusters/homelab" in shown.stderr and "Stage 3" in shown.stderr
+    assert "prune: disabled" not in (repo / "platform/cilium/namespace.yaml").read_text()  # diff mode writes nothing
+    written = CliRunner().invoke(main, ["move", "platform/cilium", str(repo), "--to", "network", "--write"])
+    assert written.exit_code == 0, written.output
+    assert "kustomize.toolkit.fluxcd.io/prune: disabled" in (repo / "platform/cilium/namespace.yaml").read_text()
+    after = analyze(repo)
+    assert {(f.rule, f.fingerprint) for f in after.findings} <= {(f.rule, f.fingerprint) for f in before.findings}
+    loaded = fluxgraph.load(repo)
+    m = explain(loaded, resolve_target(loaded, "platform/cilium"), move_to="network").clusters[0].move
+    assert {o.verdict for o in m.objects} == {gc.SAFE}
+
+
+def test_a_move_without_a_race_needs_no_stage(tmp_path):
+    repo = _copy(MOVES / "split-depends" / "base", tmp_path)
+    res = CliRunner().invoke(main, ["move", "platform/network", str(repo), "--to", "flux-system/network"])
+    assert res.exit_code == 0, res.output
+    assert "no protecting stage is needed" in res.stderr and res.stdout == ""
+
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
+
+
+def _repo(tmp_path, files):
+    base = {
+        "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
+        "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
+    }
+    return write_tree(tmp_path / "repo", {**base, **files})
+
+
+def test_an_object_a_generator_makes_is_refused(tmp_path):
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
+            "platform/kustomization.yaml": "resources:\n  - tools\n  - keep.yaml\n",
+            "platform/keep.yaml": CM.format(name="keep"),
+            "platform/tools/kustomization.yaml": "configMapGenerator:\n  - name: tools\n    literals:\n      - a=b\n",
+        },
+    )
+    res = CliRunner().invoke(main, ["move", "platform/tools", str(repo), "--to", "tools"])
+    assert res.exit_code == 2 and "a generator or a patch makes it" in res.stderr, res.output
+
+
+def test_a_move_into_a_kustomization_that_does_not_build_is_refused(tmp_path):
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
+            "clusters/prod/network.yaml": flux_ks("network", "./nowhere"),
+            "platform/kustomization.yaml": "resources:\n  - lb.yaml\n",
+            "platform/lb.yaml": CM.format(name="lb"),
+        },
+    )
+    res = CliRunner().invoke(main, ["move", "platform/lb.yaml", str(repo), "--to", "network", "--write"])
+    assert res.exit_code == 2 and "does not build" in res.stderr
+    assert "prune: disabled" not in (repo / "platform/lb.yaml").read_text()
