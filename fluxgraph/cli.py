@@ -562,6 +562,8 @@ def move_cmd(target: str, path: str, move_to: str, move_path: str | None, write:
         return
     for why in result.refused:
         click.echo(f"fluxgraph: move: {why}", err=True)
+    for note in result.notes:
+        click.echo(f"fluxgraph: move: note: {note}", err=True)
     if result.refused:
         sys.exit(2)
 
@@ -577,6 +579,8 @@ def move_cmd(target: str, path: str, move_to: str, move_path: str | None, write:
 
     if not result.changes:
         click.echo(f"fluxgraph: move: {result.target} moves without a race; no protecting stage is needed", err=True)
+        for p in result.proven:
+            click.echo(f"fluxgraph: move: proven: {p}", err=True)
         later(1)
         sys.exit(0)
     for p in result.proven:

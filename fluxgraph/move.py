@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgraph import gc
+from fluxgraph import contentdiff, gc
 from fluxgraph.explain import MovePlan, explain, resolve_target
 from fluxgraph.findings import Severity
-from fluxgraph.fix import FileChange, FixResult, render_proposals, short_value
+from fluxgraph.fix import FileChange, FixResult, change_detail, render_proposals, short_value
 from fluxgraph.fix.rules import ANNOTATIONS_AFTER, PRUNE_KEY, Proposal
 from fluxgraph.fix.textedit import MapSet
 from fluxgraph.fix.write import OverlayFS
@@ -53,6 +53,7 @@ class MoveResult:
     changes: dict[str, FileChange] = field(default_factory=dict)  # the first stage
     refused: list[str] = field(default_factory=list)  # why no stage is offered
     proven: list[str] = field(default_factory=list)  # what was checked, in words
+    notes: list[str] = field(default_factory=list)  # what was not checked, and why
 
     @property
     def needs_protection(self) -> bool:
@@ -136,7 +137,12 @@ def move_component(
         raise FluxgraphError(f"{tgt.describe()} contributes no object to move in any cluster")
     for cm in moves:
         result.refused.extend(f"cluster {cm.cluster}: {b}" for b in cm.plan.blocked)
-    if result.refused or not result.needs_protection:
+    if result.refused:
+        return result
+    if not result.needs_protection:
+        for cm in moves:
+            cm.after = cm.plan
+        _prove_stage_two(result, report, report, {}, tgt, memo, analyze_kwargs)
         return result
     proposals: list[Proposal] = []
     for cm in moves:
@@ -172,5 +178,146 @@ def move_component(
     if result.refused:
         return result
     result.proven.append("planned again from that state: every object then moves without a race")
+    _prove_stage_two(result, report, after, overlay, tgt, memo, analyze_kwargs)
+    if result.refused:
+        return result
     result.changes = changes
     return result
+
+
+def _prove_stage_two(
+    result: MoveResult, report: Any, state: Any, overlay: dict[str, bytes], tgt: Any, memo: dict[Any, Any], analyze_kwargs: dict[str, Any]
+) -> None:
+    """Rebuild the move itself from ``state`` (the repository with ``overlay``) and judge it."""
+    from fluxgraph.engine import analyze
+
+    for cm in result.moves:
+        plan = cm.after or cm.plan
+        simulated, why = simulate_move(state.repo, cm.cluster, plan, tgt, overlay)
+        if simulated is None:
+            result.notes.append(f"cluster {cm.cluster}: the move itself is not rebuilt in memory: {why}")
+            continue
+        final = analyze(OverlayFS(result.root, simulated), document_memo=memo, **analyze_kwargs)
+        wrong = _judge_final(report, state, final, cm)
+        if wrong:
+            result.refused.extend(f"cluster {cm.cluster}: the move as planned is not safe: {w}" for w in wrong)
+        else:
+            result.proven.append(
+                f"cluster {cm.cluster}: the move rebuilt in memory{' from that state' if overlay else ''}: "
+                f"{plan.new_owner} applies the {len(plan.objects)} object(s); no new error or warning and no verdict"
+            )
+
+
+def _read(root: Path, overlay: dict[str, bytes], rel: str) -> str:
+    data = overlay.get(rel)
+    return (data if data is not None else (root / rel).read_bytes()).decode("utf-8")
+
+
+def simulate_move(
+    repo: Any, cluster_name: str, plan: MovePlan, target: Any, overlay: dict[str, bytes]
+) -> tuple[dict[str, bytes] | None, str]:
+    """The repository after the move itself (stage 2), on top of ``overlay``, in memory: the new
+    Kustomization (``moveplan.new_kustomization``) as a document after the old owner's
+    declaration, the target left out of the kustomization that lists it, and the ``dependsOn``
+    entries of the dependents. Only a folder or file split into a new Kustomization is made so;
+    otherwise None and why. The files are rewritten through a YAML dump (comments and layout
+    are not kept: this is never written)."""
+    from ruamel.yaml import YAML
+
+    from fluxgraph.moveplan import new_kustomization, target_lister
+
+    model = next(c for c in repo.clusters if c.name == cluster_name)
+    if plan.exists or target.kind != "path" or not target.path or plan.new_path != target.path:
+        return None, "only a folder or file split into a new Kustomization is rebuilt"
+    doc = new_kustomization(model, plan)
+    if doc is None:
+        return None, "the plan leaves a decision in the new Kustomization (a variable, a namespace or a path)"
+    old_id = next((o.old_owner for o in plan.objects), None)
+    old = model.kustomizations.get(old_id or "")
+    if old is None or old.declared_at is None:
+        return None, "the old owner is not declared in a file"
+    moving = [o for o in old.objects if any(m.ref == o.ref for m in plan.objects)]
+    origin = moving[0].resource.origin if moving else None
+    lister = None if origin is None else target_lister(origin, target.path)
+    if not lister or lister.endswith("<generated>"):
+        return None, "no kustomization file lists the target (a generated one takes the whole folder)"
+    root = Path(repo.root)
+    y = YAML(typ="safe", pure=True)
+    y.default_flow_style = False
+    out = dict(overlay)
+
+    def dump(docs: list[Any]) -> bytes:
+        import io
+
+        buf = io.StringIO()
+        y.dump_all(docs, buf)
+        return buf.getvalue().encode("utf-8")
+
+    decl = old.declared_at.file
+    text = _read(root, out, decl)
+    out[decl] = (text if text.endswith("\n") else text + "\n").encode("utf-8") + b"---\n" + dump([doc])
+    kdata = y.load(_read(root, out, lister))
+    base = lister.rsplit("/", 1)[0] if "/" in lister else ""
+    res = kdata.get("resources") if isinstance(kdata, dict) else None
+    if not isinstance(res, list):
+        return None, f"{lister} lists the target elsewhere than in resources"
+    import posixpath
+
+    kept = [r for r in res if not (isinstance(r, str) and posixpath.normpath(posixpath.join(base, r)) == target.path)]
+    if len(kept) == len(res):
+        return None, f"{lister} does not list {target.path} in its resources"
+    kdata["resources"] = kept
+    out[lister] = dump([kdata])
+    new_ns, _, new_name = plan.new_owner.partition("/")
+    for dep_id, _why in plan.dependents:
+        dep = model.kustomizations.get(dep_id)
+        if dep is None or dep.declared_at is None:
+            return None, f"{dep_id} is not declared in a file"
+        docs = list(y.load_all(_read(root, out, dep.declared_at.file)))
+        ns, _, name = dep_id.partition("/")
+        hit = False
+        for d in docs:
+            md = d.get("metadata") if isinstance(d, dict) else None
+            if isinstance(md, dict) and d.get("kind") == "Kustomization" and md.get("name") == name:
+                entry = {"name": new_name} if new_ns == ns else {"name": new_name, "namespace": new_ns}
+                d.setdefault("spec", {}).setdefault("dependsOn", []).append(entry)
+                hit = True
+        if not hit:
+            return None, f"the document of {dep_id} is not found as written"
+        out[dep.declared_at.file] = dump(docs)
+    return out, ""
+
+
+def _judge_final(report: Any, stage1: Any, final: Any, cm: ClusterMove) -> list[str]:
+    """What is wrong with the state stage 2 leaves: a moved object not applied by the new owner,
+    a new error or warning, a verdict of warning or error on the change."""
+    from fluxgraph.diff import diff_repositories
+
+    out: list[str] = []
+    model = next((c for c in final.repo.clusters if c.name == cm.cluster), None)
+    if model is None:
+        return [f"cluster {cm.cluster} is not found after the move"]
+    applied = {o.ref: o for o in model.objects() if o.owner == cm.plan.new_owner}
+    lost = [str(o.ref) for o in cm.plan.objects if o.ref not in applied]
+    if lost:
+        out.append(f"{cm.plan.new_owner} does not apply {', '.join(lost[:5])}")
+    # the objects must arrive as they were: what the build around the folder did to them (an
+    # overlay's patches, its namespace) does not come along
+    was = next((c for c in stage1.repo.clusters if c.name == cm.cluster), None)
+    for mo in cm.plan.objects:
+        now = applied.get(mo.ref)
+        before = next((o for o in (was.kustomizations[mo.old_owner].objects if was and mo.old_owner in was.kustomizations else []) if o.ref == mo.ref), None)
+        if now is None or before is None or now.data == before.data:
+            continue
+        changes = contentdiff.object_changes(mo.ref.kind, mo.ref.group, before.data, now.data)
+        if changes:
+            out.append(f"{mo.ref} changes on the way ({change_detail(changes[0])}): the build it leaves shapes it")
+    known = {(f.rule, f.fingerprint) for f in [*report.findings, *report.suppressed, *report.baselined, *report.excluded]}
+    for f in final.findings:
+        if (f.rule, f.fingerprint) not in known and f.severity.rank >= Severity.WARNING.rank:
+            out.append(f"{f.severity.value} {f.rule} at {f.location}: {f.message[:200]}")
+    for cd in diff_repositories(stage1.repo, final.repo).clusters:
+        for e in cd.effects:
+            if e.severity.rank >= Severity.WARNING.rank:
+                out.append(f"verdict {e.code}: {e.message[:200]}")
+    return out

@@ -423,6 +423,82 @@ def _destination(cache: Any, target: Target, new_path: str | None) -> dict[str, 
     return {"exists": fs.exists(dest), "kustomization": kfile}
 
 
+def target_lister(origin: Any, path: str) -> str | None:
+    """The kustomization file that lists the folder or file ``path`` a resource was reached
+    through: of the kustomizations the build entered to reach it (``origin.via``, outermost
+    first) and the one that lists its file (``origin.home``), the innermost outside ``path``
+    (the folder's own kustomization, and those below it, go with it)."""
+    from fluxgraph.explain import under
+
+    inside = path
+    outside = [k for k in [*origin.via, *([origin.home] if origin.home else [])] if not under(k, inside)]
+    return outside[-1] if outside else None
+
+
+def new_owner_inputs(
+    model: ClusterModel, plan: MovePlan
+) -> tuple[KustomizationNode | None, list[str], list[str], list[str], list[str]]:
+    """What a new Kustomization of the plan is made from: the old owner it takes its spec from
+    (the one most objects leave, the outermost on a tie), the substituteFrom objects in its
+    namespace and elsewhere (``Kind/namespace/name``), the inline variables, its dependsOn."""
+    counts: dict[str, int] = {}
+    for mo in plan.objects:
+        counts[mo.old_owner] = counts.get(mo.old_owner, 0) + 1
+    main_old = max(plan.old_owners, key=lambda k: (counts.get(k, 0), -len(model.ancestors(k))), default=None)
+    old0 = model.kustomizations[main_old] if main_old else None
+    new_ns = plan.new_owner.partition("/")[0]
+    sf = sorted({m.origin for m in plan.missing_variables if m.origin and m.origin.startswith(("ConfigMap/", "Secret/"))})
+    inline = sorted({m.name for m in plan.missing_variables if m.origin == "substitute"})
+    here = [x for x in sf if x.split("/")[1] == new_ns]
+    elsewhere = [x for x in sf if x.split("/")[1] != new_ns]
+    deps = sorted({n.provider for n in plan.needs})
+    return old0, here, elsewhere, inline, deps
+
+
+def new_kustomization(model: ClusterModel, plan: MovePlan) -> dict[str, Any] | None:
+    """The Flux Kustomization a plan with a new owner adds, as data (the step says the same in
+    words); None where the plan cannot write one (no old owner, a path outside the source, a
+    substituteFrom object in another namespace, a variable without a source)."""
+    old0, here, elsewhere, inline, deps = new_owner_inputs(model, plan)
+    if old0 is None or old0.spec.source_ref is None or not plan.new_path or elsewhere:
+        return None
+    if any(not m.origin for m in plan.missing_variables):
+        return None
+    src = model.sources.get(old0.spec.source_ref.id)
+    rel = src.spec_path_for(plan.new_path) if src is not None else plan.new_path
+    if rel is None:
+        return None
+    ns, _, name = plan.new_owner.partition("/")
+    raw = old0.spec.spec
+    spec: dict[str, Any] = {"interval": raw.get("interval") or "10m", "path": f"./{rel}", "prune": True}
+    sref = {"kind": old0.spec.source_ref.kind, "name": old0.spec.source_ref.name}
+    if old0.spec.source_ref.namespace != ns:
+        sref["namespace"] = old0.spec.source_ref.namespace
+    spec["sourceRef"] = sref
+    for key in COPIED_FIELDS:
+        if key != "interval" and raw.get(key) not in (None, False):
+            spec[key] = raw[key]
+    post: dict[str, Any] = {}
+    if here:
+        post["substituteFrom"] = [{"kind": x.split("/")[0], "name": x.split("/")[2]} for x in here]
+    if inline:
+        values = dict(old0.spec.post_build.substitute) if old0.spec.post_build is not None else {}
+        post["substitute"] = {k: values.get(k, "") for k in inline}
+    if post:
+        spec["postBuild"] = post
+    if deps:
+        spec["dependsOn"] = [
+            {"name": d.partition("/")[2]} if d.partition("/")[0] == ns else {"name": d.partition("/")[2], "namespace": d.partition("/")[0]}
+            for d in deps
+        ]
+    return {
+        "apiVersion": old0.spec.api_version,  # what the cluster's Flux serves, as the old owner
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+
+
 def _cannot_wait_for(model: ClusterModel, plan: MovePlan, old_id: str) -> str | None:
     """Why ``old_id`` cannot ``dependsOn`` the new owner: a cycle (the new owner is ordered after
     it already, by ``dependsOn`` or because it applies the new owner) or different sources."""
@@ -465,7 +541,7 @@ def _copied_spec(old0: KustomizationNode) -> list[str]:
     import json
 
     raw = old0.spec.spec
-    out = [f"sourceRef: {ordering.source_of(old0.spec)}", "prune: true"]
+    out = [f"apiVersion: {old0.spec.api_version}", f"sourceRef: {ordering.source_of(old0.spec)}", "prune: true"]
     if raw.get("interval") is None:
         out.append("interval: 10m (required; " + old0.id + " has none as written)")
     for key in COPIED_FIELDS:
@@ -570,26 +646,10 @@ def move_steps(
                 )
             )
     if not plan.exists:
-        counts: dict[str, int] = {}
-        for mo in plan.objects:
-            counts[mo.old_owner] = counts.get(mo.old_owner, 0) + 1
-        main_old = max(
-            plan.old_owners, key=lambda k: (counts.get(k, 0), -len(model.ancestors(k))), default=None
-        )
-        old0 = model.kustomizations[main_old] if main_old else None
+        old0, here, elsewhere, inline, deps = new_owner_inputs(model, plan)
         spec_bits = [_new_path(model, old0, plan.new_path)]
         if old0 is not None:
             spec_bits.extend(_copied_spec(old0))
-        sf = sorted(
-            {
-                m.origin
-                for m in plan.missing_variables
-                if m.origin and m.origin.startswith(("ConfigMap/", "Secret/"))
-            }
-        )
-        inline = sorted({m.name for m in plan.missing_variables if m.origin == "substitute"})
-        here = [x for x in sf if x.split("/")[1] == new_ns_]
-        elsewhere = [x for x in sf if x.split("/")[1] != new_ns_]
         if here:
             spec_bits.append(
                 "postBuild.substituteFrom: "
@@ -603,7 +663,6 @@ def move_steps(
             )
         if inline:
             spec_bits.append("postBuild.substitute: " + ", ".join(inline) + " (values as in the old owner)")
-        deps = sorted({n.provider for n in plan.needs})
         if deps:
             spec_bits.append("dependsOn: " + ", ".join(_yaml_dep(d, new_ns_) for d in deps))
         decl_hint = ""
@@ -674,11 +733,8 @@ def move_steps(
                 f"(dependency not found): {', '.join(waiting[:20])}{' ...' if len(waiting) > 20 else ''}"
             )
     if target.kind == "path" and plan.new_path == target.path:
-        # what lists the folder: the kustomization of the last directory the build entered to
-        # reach it (origin.via), or, for a folder without a kustomization file of its own, the
-        # kustomization that lists its files (origin.home)
         origin = moving[0].resource.origin if moving else None
-        lister = None if origin is None else origin.via[-1] if origin.via else origin.home
+        lister = None if origin is None else target_lister(origin, target.path or "")
         if lister and not lister.endswith("<generated>"):
             how = f"remove it from {lister}"
         else:

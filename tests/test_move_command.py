@@ -36,7 +36,8 @@ def test_the_protecting_stage_is_proven_written_and_leaves_a_safe_move(tmp_path)
         "platform/cilium/l2-announcement-policy.yaml",
         "platform/cilium/namespace.yaml",
     ]
-    assert len(result.proven) == 2
+    # stage 1 rebuilt and compared, the move planned again, and the move itself rebuilt from there
+    assert len(result.proven) == 3 and "flux-system/network applies the 3 object(s)" in result.proven[2]
     shown = CliRunner().invoke(main, ["move", "platform/cilium", str(repo), "--to", "network"])
     assert shown.exit_code == 1 and "+    kustomize.toolkit.fluxcd.io/prune: disabled" in shown.stdout
     assert "Stage 2, cluster clusters/homelab" in shown.stderr and "Stage 3" in shown.stderr
@@ -96,3 +97,23 @@ def test_a_move_into_a_kustomization_that_does_not_build_is_refused(tmp_path):
     res = CliRunner().invoke(main, ["move", "platform/lb.yaml", str(repo), "--to", "network", "--write"])
     assert res.exit_code == 2 and "does not build" in res.stderr
     assert "prune: disabled" not in (repo / "platform/lb.yaml").read_text()
+
+
+def test_a_move_that_loses_what_an_overlay_did_is_refused(tmp_path):
+    """The overlay patches the ConfigMap of the base it lists: split out, the base's objects
+    arrive without the patch. The move rebuilt in memory shows it, and nothing is offered."""
+    patch = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\ndata:\n  mode: prod\n"
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/apps.yaml": flux_ks("apps", "./overlay"),
+            "overlay/kustomization.yaml": "resources:\n  - ../base/app\n  - other.yaml\npatches:\n  - path: mode.yaml\n",
+            "overlay/mode.yaml": patch,
+            "overlay/other.yaml": CM.format(name="other"),
+            "base/app/kustomization.yaml": "resources:\n  - cm.yaml\n",
+            "base/app/cm.yaml": CM.format(name="app"),
+        },
+    )
+    result = move_component(repo, "base/app", "app")
+    assert not result.changes
+    assert any("ConfigMap/default/app changes on the way" in r and "data.mode" in r for r in result.refused), result.refused

@@ -325,7 +325,7 @@ def _rendered(recheck: Recheck, after: list[Report], active: list[Proposal]) -> 
                         and any((cd.cluster, o) in lineage or any((cd.cluster, a) in lineage for a in am.ancestors(o)) for o in oc.after if am is not None)
                     ):
                         continue  # applied now that the finding's Kustomization builds
-                    detail = f" ({_change_detail(oc.changes[0])})" if what == "changes" and oc.changes else ""
+                    detail = f" ({change_detail(oc.changes[0])})" if what == "changes" and oc.changes else ""
                     owners = ", ".join(oc.after or oc.before)
                     blamed.append((oc.ref, f"it also {what} {oc.ref}{detail} in cluster {cd.cluster} (applied by {owners}), which it does not mean to change"))
             for e in cd.effects:
@@ -344,7 +344,7 @@ def _rendered(recheck: Recheck, after: list[Report], active: list[Proposal]) -> 
     return out
 
 
-def _change_detail(fc: Any) -> str:
+def change_detail(fc: Any) -> str:
     """``path: before becomes after`` of one field change, at its first differing value and, in a
     multi-line string, its first differing line; short. A Secret's values are not shown."""
     if fc.secret:
