@@ -196,3 +196,20 @@ def test_when_one_file_cannot_be_written_none_is(tmp_path):
     failed = result.write()
     assert [f for f, _ in failed] == ["tools/other.yaml"] and "changed since" in failed[0][1]
     assert "$${HOSTNAME}" not in (repo / "tools/job.yaml").read_text()
+
+
+def test_an_alias_at_the_end_of_the_mapping_is_fixed_the_same_in_both_modes(tmp_path):
+    """metadata ends with a value that is an alias (`*ns`): the annotation goes after it, and
+    the diff mode shows what --write writes."""
+    import shutil
+
+    from .conftest import FIXTURES
+
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "prunable-shared-namespace" / "bad", repo)
+    ns = repo / "infra" / "network" / "namespace.yaml"
+    ns.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: &ns network\n  labels:\n    app.kubernetes.io/part-of: *ns\n")
+    shown, written = _both_modes(repo)
+    assert shown.exit_code == 1 and written.exit_code == 0, (shown.output, written.output)
+    expected = [ln[1:] for ln in shown.stdout.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert "  annotations:" in expected and all(line in ns.read_text() + (repo / "infra/kube-system.yaml").read_text() for line in expected)

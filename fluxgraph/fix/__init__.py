@@ -178,7 +178,9 @@ def render_proposals(
             try:
                 candidate = editor.apply(list(dict.fromkeys([*accepted, *edits])))
             except (EditError, NotRoundTrip) as e:
-                failed[id(p)] = str(getattr(e, "reason", None) or e)
+                why = str(getattr(e, "reason", None) or e)
+                # a fix spanning files: say which file refused it, not only the finding's
+                failed[id(p)] = why if rel in why else f"{rel}: {why}"
                 continue
             accepted = list(dict.fromkeys([*accepted, *edits]))
             new_text = candidate
