@@ -533,8 +533,12 @@ def _new_path(model: ClusterModel, old0: KustomizationNode | None, new_path: str
 
 
 # spec fields of the old owner the new Kustomization takes as they are written (interval is
-# required; the others change how the objects are applied, decrypted or waited for)
-COPIED_FIELDS = ("interval", "retryInterval", "timeout", "serviceAccountName", "decryption", "wait", "force", "kubeConfig", "targetNamespace")
+# required; the others change how the objects are applied, decrypted or waited for, and
+# commonMetadata what labels and annotations they get)
+COPIED_FIELDS = (
+    "interval", "retryInterval", "timeout", "serviceAccountName", "decryption", "wait", "force", "kubeConfig",
+    "targetNamespace", "commonMetadata",
+)
 
 
 def _copied_spec(old0: KustomizationNode) -> list[str]:

@@ -117,3 +117,42 @@ def test_a_move_that_loses_what_an_overlay_did_is_refused(tmp_path):
     result = move_component(repo, "base/app", "app")
     assert not result.changes
     assert any("ConfigMap/default/app changes on the way" in r and "data.mode" in r for r in result.refused), result.refused
+
+
+SOPS_SECRET = """apiVersion: v1
+kind: Secret
+metadata:
+  name: token
+  namespace: default
+stringData:
+  token: ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]
+sops:
+  age:
+    - recipient: age1example
+      enc: |
+        -----BEGIN AGE ENCRYPTED FILE-----
+        abc
+        -----END AGE ENCRYPTED FILE-----
+  lastmodified: "2026-01-01T00:00:00Z"
+  mac: ENC[AES256_GCM,data:xyz,iv:uvw,tag:rst,type:str]
+  encrypted_regex: ^(data|stringData)$
+  version: 3.9.0
+"""
+
+
+def test_a_sops_file_is_never_edited(tmp_path):
+    """Annotating an encrypted Secret would break its MAC: Flux's decryption, and the apply, fail."""
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/platform.yaml": flux_ks("platform", "./platform", "decryption:\n  provider: sops\n  secretRef:\n    name: sops-age\n"),
+            "platform/kustomization.yaml": "resources:\n  - tools\n  - keep.yaml\n",
+            "platform/keep.yaml": CM.format(name="keep"),
+            "platform/tools/kustomization.yaml": "resources:\n  - secret.sops.yaml\n",
+            "platform/tools/secret.sops.yaml": SOPS_SECRET,
+        },
+    )
+    before = (repo / "platform/tools/secret.sops.yaml").read_bytes()
+    res = CliRunner().invoke(main, ["move", "platform/tools", str(repo), "--to", "tools", "--write"])
+    assert res.exit_code == 2 and "encrypted with SOPS" in res.stderr, res.output
+    assert (repo / "platform/tools/secret.sops.yaml").read_bytes() == before

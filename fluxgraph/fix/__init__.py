@@ -17,6 +17,7 @@ The library entry point is ``fix_repository``; ``plan_fixes`` works from a repor
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
     from fluxgraph.findings import Finding
 
 __all__ = ["FIXERS", "FileChange", "FixResult", "LeftAlone", "NotFixed", "fix_repository", "fixable_rules", "plan_fixes"]
+
+# a document SOPS encrypted: a top-level ``sops:`` mapping with its ``mac`` (sops' metadata)
+SOPS_FILE = re.compile(r"(?m)^sops:[ \t]*\n(?:(?:[ \t]+.*|[ \t]*)\n)*?[ \t]+mac:")
 
 # how often the re-check may withhold fixes and try again before it gives up on the rest
 MAX_RECHECKS = 8
@@ -155,6 +159,11 @@ def render_proposals(
         try:
             old = fs.read_bytes(rel)
             text = old.decode("utf-8")
+            if SOPS_FILE.search(text):
+                raise EditError(
+                    "it is encrypted with SOPS: its MAC covers every value, so an edit makes Flux's decryption fail "
+                    "(MAC mismatch) and the whole apply with it; edit it with `sops`"
+                )
             editor = FileEditor(rel, text)
         except NotRoundTrip as e:
             left.append(LeftAlone(rel, e.reason))
