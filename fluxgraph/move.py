@@ -13,14 +13,20 @@ edits made by the edit layer of ``fluxgraph fix`` and proven before it is shown:
    ``metadata.annotations``; no finding may appear and no verdict of warning or error;
 2. from the state that stage leaves, the move is planned again: every object must then move
    without a race (``gc.judge_move``). That plan is the second stage, to merge once the first
-   has reconciled, and the third removes the annotations.
+   has reconciled, and the third removes the annotations;
+3. the move itself is rebuilt in memory from that state (``simulate_move``: a folder or file
+   split into a new Kustomization) and judged (``_judge_final``): the new owner applies every
+   moved object, each arrives as it was, and no error, warning or verdict appears.
 
-A move that races nothing needs no protecting stage: its steps are printed, and nothing is
-written (the move itself creates and renames files, which the edit layer does not make).
+A move that races nothing needs no protecting stage: step 3 runs from the repository as it is,
+its steps are printed, and nothing is written (the move itself creates and renames files, which
+the edit layer does not make).
 """
 
 from __future__ import annotations
 
+import io
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -247,8 +253,6 @@ def simulate_move(
     out = dict(overlay)
 
     def dump(docs: list[Any]) -> bytes:
-        import io
-
         buf = io.StringIO()
         y.dump_all(docs, buf)
         return buf.getvalue().encode("utf-8")
@@ -261,8 +265,6 @@ def simulate_move(
     res = kdata.get("resources") if isinstance(kdata, dict) else None
     if not isinstance(res, list):
         return None, f"{lister} lists the target elsewhere than in resources"
-    import posixpath
-
     kept = [r for r in res if not (isinstance(r, str) and posixpath.normpath(posixpath.join(base, r)) == target.path)]
     if len(kept) == len(res):
         return None, f"{lister} does not list {target.path} in its resources"
