@@ -697,7 +697,7 @@ def move_steps(
         missing_deps = sorted({n.provider for n in plan.needs if not n.covered})
         if missing_deps:
             steps.append(
-                f"Add to {new}'s dependsOn: "
+                f"Add to {new}'s dependsOn{_at(model, new)}: "
                 + ", ".join(_yaml_dep(d, node.spec.namespace) for d in missing_deps)
                 + "."
             )
@@ -711,7 +711,7 @@ def move_steps(
             f"{new} substitutes, the old owner did not: escape as `$${{...}}` what must stay literal: {', '.join(plan.newly_substituted)}."
         )
     for dep, why in plan.dependents:
-        steps.append(f"Make {dep} dependsOn {new} (it uses {why}, which moves).")
+        steps.append(f"Make {dep}{_at(model, dep)} dependsOn {new} (it uses {why}, which moves).")
     moved = {(o.ref.kind, o.ref.namespace, o.ref.name) for o in moving}
     for old_id in plan.old_owners:
         old = model.kustomizations[old_id]
@@ -775,8 +775,22 @@ def move_steps(
         )
     if unsafe:
         steps.append(
-            "Restore `prune: true` on " + ", ".join(pruning) + " (or remove the temporary annotation); merge."
+            "Restore `prune: true` on " + ", ".join(f"{o}{_at(model, o)}" for o in pruning) + " (or remove the temporary annotation); merge."
         )
+    for old_id in plan.old_owners:
+        patched = [f for f in fields_from_parent(model, old_id) if f not in ("prune",)]
+        up = model.kustomizations[old_id].parent
+        if patched and up and not plan.exists:
+            plan.notes.append(
+                f"the patches of {up} set {', '.join(patched)} of {old_id}: one whose target selects {old_id} by name "
+                f"does not reach {new}; give {new} what it needs of them, or widen the target"
+            )
     return steps
+
+
+def _at(model: ClusterModel, ks_id: str) -> str:
+    """`` (file:line)`` where the Kustomization is declared, for a step that edits it."""
+    node = model.kustomizations.get(ks_id)
+    return f" ({node.declared_at.file_line})" if node is not None and node.declared_at is not None else ""
 
 

@@ -206,8 +206,9 @@ def test_moving_a_component_out_of_a_pruning_parent(homelab):
     assert "`prune: false`" in steps and "Merge this on its own" in steps
     assert "postBuild.substituteFrom: {kind: ConfigMap, name: cluster-settings}" in steps
     assert "remove it from platform/kustomization.yaml" in steps
-    assert "Restore `prune: true` on flux-system/platform" in steps
-    assert "Make flux-system/apps dependsOn flux-system/network" in steps
+    assert "Restore `prune: true` on flux-system/platform (clusters/homelab/platform.yaml:3)" in steps
+    # each step that edits a Kustomization names where it is declared
+    assert "Make flux-system/apps (clusters/homelab/apps.yaml:2) dependsOn flux-system/network" in steps
 
 
 def test_moving_into_an_owner_the_parent_waits_for_is_safe():

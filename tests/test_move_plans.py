@@ -206,3 +206,26 @@ def test_a_folder_moved_into_an_existing_kustomization_is_listed_there(tmp_path)
 def test_a_folder_moved_onto_one_that_exists_is_blocked(tmp_path):
     m = _into_existing(tmp_path, {"network/dns/cm.yaml": CM.format(name="dns2")})
     assert m.steps == [] and any("network/dns exists already" in b for b in m.blocked)
+
+
+def test_a_parents_patch_of_the_old_owner_is_named(tmp_path):
+    """The parent patches the old owner by name (its postBuild): a new Kustomization beside it does
+    not get that patch."""
+    patch = (
+        "patches:\n  - target:\n      kind: Kustomization\n      name: platform\n    patch: |\n"
+        "      - op: add\n        path: /spec/timeout\n        value: 7m\n"
+    )
+    repo = _repo(
+        tmp_path,
+        {
+            "clusters/prod/tiers.yaml": flux_ks("tiers", "./tiers", patch),
+            "tiers/kustomization.yaml": "resources:\n  - platform.yaml\n",
+            "tiers/platform.yaml": flux_ks("platform", "./platform"),
+            "platform/kustomization.yaml": "resources:\n  - lb.yaml\n  - other.yaml\n",
+            "platform/lb.yaml": CM.format(name="lb"),
+            "platform/other.yaml": CM.format(name="other"),
+        },
+    )
+    m = _plan(repo, "platform/lb.yaml", "lb")
+    [note] = [n for n in m.notes if n.startswith("the patches of flux-system/tiers")]
+    assert "timeout" in note and "by name" in note
