@@ -570,37 +570,48 @@ def move_cmd(target: str, path: str, move_to: str, move_path: str | None, write:
     def later(stage: int) -> None:
         for cm in result.moves:
             plan = cm.after or cm.plan
-            click.echo(f"Stage {stage}, cluster {cm.cluster} (merge after the stage before has reconciled):", err=True)
+            when = " (merge after the stage before has reconciled)" if stage > 1 else ""
+            click.echo(f"Stage {stage}, cluster {cm.cluster}{when}:", err=True)
             for i, step in enumerate(plan.steps, 1):
                 click.echo(f"  {i}. {step}", err=True)
                 for n, alt in plan.alternatives:
                     if n == i:
                         click.echo(f"     alternative to step {i}: {alt}", err=True)
 
-    if not result.changes:
-        click.echo(f"fluxgraph: move: {result.target} moves without a race; no protecting stage is needed", err=True)
-        for p in result.proven:
-            click.echo(f"fluxgraph: move: proven: {p}", err=True)
-        later(1)
-        sys.exit(0)
     for p in result.proven:
         click.echo(f"fluxgraph: move: proven: {p}", err=True)
+    if not result.changes:
+        click.echo(f"fluxgraph: move: {result.target}: nothing fluxgraph can write; the steps:", err=True)
+        later(1)
+        sys.exit(0)
+    what = "stage 1 (protect the objects that move)" if result.stage == "protect" else "the move"
     fix = result.as_fix()
     if not write:
         click.echo(fix.diff(), nl=False)
+        click.echo(f"fluxgraph: move: {what}, {len(fix.changes)} file(s); run with --write to make it", err=True)
     else:
         failed = fix.write()
         for rel, why in failed:
             click.echo(f"fluxgraph: error: cannot write {rel}: {why}", err=True)
         if failed:
             sys.exit(2)
-        click.echo(f"fluxgraph: move: stage 1 written ({len(fix.changes)} file(s)): merge it and let it reconcile", err=True)
-    later(2)
-    click.echo(
-        f"Stage 3: once the move has reconciled, remove the {len([1 for m in result.moves for o in m.plan.objects if o.verdict in ('race', 'recreate')])} "
-        "kustomize.toolkit.fluxcd.io/prune: disabled annotation(s) stage 1 added; merge.",
-        err=True,
-    )
+        click.echo(f"fluxgraph: move: {what} written ({len(fix.changes)} file(s)): merge it and let it reconcile", err=True)
+    if result.stage == "protect":
+        later(2)
+        click.echo(
+            "Then run `fluxgraph move` again: with the objects protected the move races nothing, and it writes the move itself.",
+            err=True,
+        )
+        click.echo(
+            f"Stage 3: once the move has reconciled, remove the {len([1 for m in result.moves for o in m.plan.objects if o.verdict in ('race', 'recreate')])} "
+            "kustomize.toolkit.fluxcd.io/prune: disabled annotation(s) stage 1 added; merge.",
+            err=True,
+        )
+    else:
+        for cm in result.moves:
+            for step in (cm.after or cm.plan).steps:
+                if step.startswith("`flux "):
+                    click.echo(f"  then: {step}", err=True)
     sys.exit(0 if write else 1)
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ class MoveResult:
     refused: list[str] = field(default_factory=list)  # why no stage is offered
     proven: list[str] = field(default_factory=list)  # what was checked, in words
     notes: list[str] = field(default_factory=list)  # what was not checked, and why
+    stage: str = ""  # what ``changes`` are: "protect" (stage 1) or "move" (the move itself)
 
     @property
     def needs_protection(self) -> bool:
@@ -146,9 +148,15 @@ def move_component(
     if result.refused:
         return result
     if not result.needs_protection:
+        # nothing races: the first stage is the move itself, made and judged from here
         for cm in moves:
             cm.after = cm.plan
-        _prove_stage_two(result, report, report, {}, tgt, memo, analyze_kwargs)
+        made = _prove_stage_two(result, report, report, {}, tgt, memo, analyze_kwargs)
+        if not result.refused and made:
+            result.changes = {
+                rel: FileChange(rel, _original(Path(repo.root), rel), new) for rel, new in made.items()
+            }
+            result.stage = "move"
         return result
     proposals: list[Proposal] = []
     for cm in moves:
@@ -188,21 +196,36 @@ def move_component(
     if result.refused:
         return result
     result.changes = changes
+    result.stage = "protect"
     return result
+
+
+def _original(root: Path, rel: str) -> bytes:
+    return (root / rel).read_bytes()
 
 
 def _prove_stage_two(
     result: MoveResult, report: Any, state: Any, overlay: dict[str, bytes], tgt: Any, memo: dict[Any, Any], analyze_kwargs: dict[str, Any]
-) -> None:
-    """Rebuild the move itself from ``state`` (the repository with ``overlay``) and judge it."""
+) -> dict[str, bytes]:
+    """Make the move itself on top of ``state`` (the repository with ``overlay``), rebuild it and
+    judge it; returns the files it changes (beyond ``overlay``), empty when it is not made in
+    every cluster. Clusters whose moves change one file differently are refused."""
     from fluxgraph.engine import analyze
 
+    made: dict[str, bytes] = {}
     for cm in result.moves:
         plan = cm.after or cm.plan
-        simulated, why = simulate_move(state.repo, cm.cluster, plan, tgt, overlay)
+        simulated, why = simulate_move(state.repo, cm.cluster, plan, tgt, {**overlay, **made})
         if simulated is None:
-            result.notes.append(f"cluster {cm.cluster}: the move itself is not rebuilt in memory: {why}")
-            continue
+            result.notes.append(f"cluster {cm.cluster}: the move itself is not made in memory: {why}")
+            made = {}
+            break
+        made.update({rel: data for rel, data in simulated.items() if overlay.get(rel) != data})
+    if not made:
+        return {}
+    simulated = {**overlay, **made}
+    for cm in result.moves:
+        plan = cm.after or cm.plan
         final = analyze(OverlayFS(result.root, simulated), document_memo=memo, **analyze_kwargs)
         wrong = _judge_final(report, state, final, cm)
         if wrong:
@@ -210,8 +233,9 @@ def _prove_stage_two(
         else:
             result.proven.append(
                 f"cluster {cm.cluster}: the move rebuilt in memory{' from that state' if overlay else ''}: "
-                f"{plan.new_owner} applies the {len(plan.objects)} object(s); no new error or warning and no verdict"
+                f"{plan.new_owner} applies the {len(plan.objects)} object(s) as they were; no new error or warning and no verdict"
             )
+    return made
 
 
 def _read(root: Path, overlay: dict[str, bytes], rel: str) -> str:
@@ -219,22 +243,45 @@ def _read(root: Path, overlay: dict[str, bytes], rel: str) -> str:
     return (data if data is not None else (root / rel).read_bytes()).decode("utf-8")
 
 
+def _current(root: Path, out: dict[str, bytes], rel: str) -> str:
+    return _read(root, out, rel)
+
+
+def _dump(data: Any) -> str:
+    from ruamel.yaml import YAML
+
+    y = YAML()
+    y.default_flow_style = False
+    y.indent(mapping=2, sequence=4, offset=2)
+    buf = io.StringIO()
+    y.dump(data, buf)
+    return buf.getvalue()
+
+
+def _load_all(text: str) -> list[Any]:
+    from ruamel.yaml import YAML
+
+    return list(YAML(typ="safe", pure=True).load_all(text))
+
+
 def simulate_move(
     repo: Any, cluster_name: str, plan: MovePlan, target: Any, overlay: dict[str, bytes]
 ) -> tuple[dict[str, bytes] | None, str]:
-    """The repository after the move itself (stage 2), on top of ``overlay``, in memory: the new
-    Kustomization (``moveplan.new_kustomization``) as a document after the old owner's
-    declaration, the target left out of the kustomization that lists it, and the ``dependsOn``
-    entries of the dependents. Only a folder or file split into a new Kustomization is made so;
-    otherwise None and why. The files are rewritten through a YAML dump (comments and layout
-    are not kept: this is never written)."""
-    from ruamel.yaml import YAML
-
+    """The move itself (a folder or file split into a new Kustomization) as text edits on top of
+    ``overlay``, every other byte kept: the ``dependsOn`` entries of the dependents (the edit
+    layer of ``fix``), the new Kustomization (``moveplan.new_kustomization``) appended as a
+    document to the file that declares the old owner, and the target's line taken out of the
+    ``resources`` of the kustomization that lists it. Each file is parsed again and must hold
+    exactly the intended data. Returns the files with their new content (``overlay``'s
+    included), or None and why the move cannot be made so."""
+    from fluxgraph.fix import SOPS_FILE
+    from fluxgraph.fix.roundtrip import NotRoundTrip
+    from fluxgraph.fix.textedit import EditError, FileEditor, SeqAppend
     from fluxgraph.moveplan import new_kustomization, target_lister
 
     model = next(c for c in repo.clusters if c.name == cluster_name)
     if plan.exists or target.kind != "path" or not target.path or plan.new_path != target.path:
-        return None, "only a folder or file split into a new Kustomization is rebuilt"
+        return None, "only a folder or file split into a new Kustomization is made"
     doc = new_kustomization(model, plan)
     if doc is None:
         return None, "the plan leaves a decision in the new Kustomization (a variable, a namespace or a path)"
@@ -248,45 +295,65 @@ def simulate_move(
     if not lister or lister.endswith("<generated>"):
         return None, "no kustomization file lists the target (a generated one takes the whole folder)"
     root = Path(repo.root)
-    y = YAML(typ="safe", pure=True)
-    y.default_flow_style = False
     out = dict(overlay)
-
-    def dump(docs: list[Any]) -> bytes:
-        buf = io.StringIO()
-        y.dump_all(docs, buf)
-        return buf.getvalue().encode("utf-8")
-
-    decl = old.declared_at.file
-    text = _read(root, out, decl)
-    out[decl] = (text if text.endswith("\n") else text + "\n").encode("utf-8") + b"---\n" + dump([doc])
-    kdata = y.load(_read(root, out, lister))
-    base = lister.rsplit("/", 1)[0] if "/" in lister else ""
-    res = kdata.get("resources") if isinstance(kdata, dict) else None
-    if not isinstance(res, list):
-        return None, f"{lister} lists the target elsewhere than in resources"
-    kept = [r for r in res if not (isinstance(r, str) and posixpath.normpath(posixpath.join(base, r)) == target.path)]
-    if len(kept) == len(res):
-        return None, f"{lister} does not list {target.path} in its resources"
-    kdata["resources"] = kept
-    out[lister] = dump([kdata])
     new_ns, _, new_name = plan.new_owner.partition("/")
-    for dep_id, _why in plan.dependents:
-        dep = model.kustomizations.get(dep_id)
-        if dep is None or dep.declared_at is None:
-            return None, f"{dep_id} is not declared in a file"
-        docs = list(y.load_all(_read(root, out, dep.declared_at.file)))
-        ns, _, name = dep_id.partition("/")
-        hit = False
-        for d in docs:
-            md = d.get("metadata") if isinstance(d, dict) else None
-            if isinstance(md, dict) and d.get("kind") == "Kustomization" and md.get("name") == name:
-                entry = {"name": new_name} if new_ns == ns else {"name": new_name, "namespace": new_ns}
-                d.setdefault("spec", {}).setdefault("dependsOn", []).append(entry)
-                hit = True
-        if not hit:
-            return None, f"the document of {dep_id} is not found as written"
-        out[dep.declared_at.file] = dump(docs)
+
+    def guard(rel: str, text: str) -> None:
+        if SOPS_FILE.search(text):
+            raise EditError(f"{rel} is encrypted with SOPS: an edit breaks its MAC")
+
+    try:
+        # 1. the dependents wait for the new owner (SeqAppend, as fix adds dependsOn)
+        by_file: dict[str, list[Any]] = {}
+        for dep_id, _why in plan.dependents:
+            dep = model.kustomizations.get(dep_id)
+            decl = dep.declared_by if dep is not None else None
+            ddoc = decl.resource.doc if decl is not None else None
+            if dep is None or decl is None or ddoc is None:
+                return None, f"{dep_id} is not declared by a document fluxgraph can edit"
+            written = (ddoc.data.get("spec") or {}).get("dependsOn") if isinstance(ddoc.data, dict) else None
+            if written != (decl.pre_substitution.get("spec") or {}).get("dependsOn"):
+                return None, f"spec.dependsOn of {dep_id} is changed by a patch: add the entry there"
+            ns = dep_id.partition("/")[0]
+            item = (("name", new_name),) if new_ns == ns else (("name", new_name), ("namespace", new_ns))
+            by_file.setdefault(decl.resource.origin.file, []).append(SeqAppend(decl.resource.origin.file, ddoc.index, ("spec", "dependsOn"), item))
+        for rel, edits in sorted(by_file.items()):
+            text = _current(root, out, rel)
+            guard(rel, text)
+            out[rel] = FileEditor(rel, text).apply(edits).encode("utf-8")
+        # 2. the new Kustomization, beside the old owner's declaration
+        decl_file = old.declared_at.file
+        text = _current(root, out, decl_file)
+        guard(decl_file, text)
+        before = _load_all(text)
+        added = (text if text.endswith("\n") or not text else text + "\n") + "---\n" + _dump(doc)
+        if _load_all(added) != [*before, doc]:
+            return None, f"the new Kustomization does not read back from {decl_file} as written"
+        out[decl_file] = added.encode("utf-8")
+        # 3. the folder out of the build of the old owner
+        text = _current(root, out, lister)
+        guard(lister, text)
+        data = _load_all(text)
+        base = posixpath.dirname(lister)
+        res = data[0].get("resources") if len(data) == 1 and isinstance(data[0], dict) else None
+        if not isinstance(res, list):
+            return None, f"{lister} does not list the target in a resources list"
+        entries = [r for r in res if isinstance(r, str) and posixpath.normpath(posixpath.join(base, r)) == target.path]
+        if len(entries) != 1:
+            return None, f"{lister} does not list {target.path} once in its resources"
+        pattern = re.compile(r"(?m)^[ \t]*-[ \t]+(['\"]?)" + re.escape(entries[0]) + r"\1[ \t]*(#.*)?\n?")
+        hits = list(pattern.finditer(text))
+        if len(hits) != 1:
+            return None, f"{lister} lists {entries[0]} in a way fluxgraph does not edit (a flow list, or twice)"
+        removed = text[: hits[0].start()] + text[hits[0].end() :]
+        want = dict(data[0])
+        want["resources"] = [r for r in res if r != entries[0]]
+        got = _load_all(removed)
+        if len(got) != 1 or got[0] != want:
+            return None, f"{lister} does not read back as intended without {entries[0]}"
+        out[lister] = removed.encode("utf-8")
+    except (EditError, NotRoundTrip) as e:
+        return None, str(getattr(e, "reason", None) or e)
     return out, ""
 
 

@@ -11,6 +11,7 @@ import fluxgraph
 from fluxgraph import gc
 from fluxgraph.cli import main
 from fluxgraph.engine import analyze
+from fluxgraph.findings import Severity
 from fluxgraph.explain import explain, resolve_target
 from fluxgraph.move import move_component
 
@@ -52,11 +53,42 @@ def test_the_protecting_stage_is_proven_written_and_leaves_a_safe_move(tmp_path)
     assert {o.verdict for o in m.objects} == {gc.SAFE}
 
 
-def test_a_move_without_a_race_needs_no_stage(tmp_path):
+def test_a_move_into_an_existing_kustomization_is_printed_not_written(tmp_path):
+    """It races nothing, so the first stage is the move itself; into an existing Kustomization
+    that means moving files, which fluxgraph does not do: the steps are printed."""
     repo = _copy(MOVES / "split-depends" / "base", tmp_path)
     res = CliRunner().invoke(main, ["move", "platform/network", str(repo), "--to", "flux-system/network"])
     assert res.exit_code == 0, res.output
-    assert "no protecting stage is needed" in res.stderr and res.stdout == ""
+    assert "nothing fluxgraph can write" in res.stderr and "Stage 1, cluster clusters/prod:" in res.stderr
+    assert res.stdout == ""
+
+
+def test_run_again_after_the_protecting_stage_it_writes_the_move(tmp_path):
+    """The whole procedure: stage 1 written; run again, the objects are protected, nothing races,
+    and the move itself is written (a new Kustomization, the folder out of the old build, the
+    dependent's dependsOn), every other byte kept; the repository then builds with the objects
+    applied by the new owner, as they were, and no new error or warning."""
+    repo = _copy(HOMELAB, tmp_path)
+    before = analyze(repo)
+    first = CliRunner().invoke(main, ["move", "platform/cilium", str(repo), "--to", "network", "--write"])
+    assert first.exit_code == 0 and "Then run `fluxgraph move` again" in first.stderr, first.output
+    protected = analyze(repo)
+    second = move_component(repo, "platform/cilium", "network")
+    assert second.stage == "move" and not second.refused
+    assert sorted(second.changes) == ["clusters/homelab/apps.yaml", "clusters/homelab/platform.yaml", "platform/kustomization.yaml"]
+    for rel, ch in second.changes.items():
+        old, new = ch.old.decode(), ch.new.decode()
+        # edits only: every line that was there stays, but the folder's entry in the old build
+        gone = [ln for ln in old.splitlines() if ln not in new.splitlines()]
+        assert gone == (["  - cilium"] if rel == "platform/kustomization.yaml" else []), (rel, gone)
+    assert CliRunner().invoke(main, ["move", "platform/cilium", str(repo), "--to", "network", "--write"]).exit_code == 0
+    after = analyze(repo)
+    moved = {o.ref: o for c in after.repo.clusters for o in c.objects() if o.owner == "flux-system/network"}
+    was = {o.ref: o for c in protected.repo.clusters for o in c.objects() if o.owner == "flux-system/platform"}
+    assert {str(r) for r in moved} == {"Namespace/network", "CiliumL2AnnouncementPolicy/lan", "CiliumLoadBalancerIPPool/lan"}
+    assert all(moved[r].data == was[r].data for r in moved)
+    known = {(f.rule, f.fingerprint) for f in before.findings}
+    assert not [f for f in after.findings if (f.rule, f.fingerprint) not in known and f.severity.rank >= Severity.WARNING.rank]
 
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
