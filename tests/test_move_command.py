@@ -11,8 +11,8 @@ import fluxgraph
 from fluxgraph import gc
 from fluxgraph.cli import main
 from fluxgraph.engine import analyze
-from fluxgraph.findings import Severity
 from fluxgraph.explain import explain, resolve_target
+from fluxgraph.findings import Severity
 from fluxgraph.move import move_component
 
 from .conftest import FIXTURES, flux_ks, gotk_sync, write_tree
