@@ -348,6 +348,13 @@ def simulate_move(
         removed = text[: hits[0].start()] + text[hits[0].end() :]
         want = dict(data[0])
         want["resources"] = [r for r in res if r != entries[0]]
+        if not want["resources"]:
+            # the last entry: the key goes too (an empty `resources:` reads as null)
+            key = list(re.finditer(r"(?m)^resources:[ \t]*(#.*)?\n", removed))
+            if len(key) != 1:
+                return None, f"{lister} lists nothing else, and its resources key is not written as fluxgraph edits it"
+            removed = removed[: key[0].start()] + removed[key[0].end() :]
+            del want["resources"]
         got = _load_all(removed)
         if len(got) != 1 or got[0] != want:
             return None, f"{lister} does not read back as intended without {entries[0]}"
