@@ -243,6 +243,11 @@ def _read(root: Path, overlay: dict[str, bytes], rel: str) -> str:
     return (data if data is not None else (root / rel).read_bytes()).decode("utf-8")
 
 
+def _unchanged(root: Path, overlay: dict[str, bytes]) -> set[str]:
+    """The files of ``overlay`` that hold what the repository holds."""
+    return {rel for rel, data in overlay.items() if (root / rel).is_file() and (root / rel).read_bytes() == data}
+
+
 def _current(root: Path, out: dict[str, bytes], rel: str) -> str:
     return _read(root, out, rel)
 
@@ -339,6 +344,8 @@ def simulate_move(
         if not isinstance(res, list):
             return None, f"{lister} does not list the target in a resources list"
         entries = [r for r in res if isinstance(r, str) and posixpath.normpath(posixpath.join(base, r)) == target.path]
+        if not entries and lister in overlay and lister not in _unchanged(root, overlay):
+            return out, ""  # the move of another cluster that builds this kustomization took it out
         if len(entries) != 1:
             return None, f"{lister} does not list {target.path} once in its resources"
         pattern = re.compile(r"(?m)^[ \t]*-[ \t]+(['\"]?)" + re.escape(entries[0]) + r"\1[ \t]*(#.*)?\n?")
