@@ -15,7 +15,8 @@ from fluxgraph.explain import explain, resolve_target
 from fluxgraph.findings import Severity
 from fluxgraph.move import move_component
 
-from .conftest import FIXTURES, flux_ks, gotk_sync, write_tree
+from .conftest import FIXTURES, flux_ks
+from .test_move_plans import CM, _repo, unbuildable_target
 
 HOMELAB = FIXTURES / "repos" / "homelab"
 MOVES = FIXTURES / "repos" / "moves"
@@ -91,17 +92,6 @@ def test_run_again_after_the_protecting_stage_it_writes_the_move(tmp_path):
     assert not [f for f in after.findings if (f.rule, f.fingerprint) not in known and f.severity.rank >= Severity.WARNING.rank]
 
 
-CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
-
-
-def _repo(tmp_path, files):
-    base = {
-        "clusters/prod/flux-system/gotk-sync.yaml": gotk_sync("prod"),
-        "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
-    }
-    return write_tree(tmp_path / "repo", {**base, **files})
-
-
 def test_an_object_a_generator_makes_is_refused(tmp_path):
     repo = _repo(
         tmp_path,
@@ -117,15 +107,7 @@ def test_an_object_a_generator_makes_is_refused(tmp_path):
 
 
 def test_a_move_into_a_kustomization_that_does_not_build_is_refused(tmp_path):
-    repo = _repo(
-        tmp_path,
-        {
-            "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
-            "clusters/prod/network.yaml": flux_ks("network", "./nowhere"),
-            "platform/kustomization.yaml": "resources:\n  - lb.yaml\n",
-            "platform/lb.yaml": CM.format(name="lb"),
-        },
-    )
+    repo = unbuildable_target(tmp_path)
     res = CliRunner().invoke(main, ["move", "platform/lb.yaml", str(repo), "--to", "network", "--write"])
     assert res.exit_code == 2 and "does not build" in res.stderr
     assert "prune: disabled" not in (repo / "platform/lb.yaml").read_text()

@@ -82,8 +82,9 @@ def test_a_source_path_is_relative_to_what_the_source_copies():
     assert SourceNode("GitRepository", "x", "y", repo_base="sub").spec_path_for("sub/apps") == "apps"
 
 
-def test_a_move_into_a_kustomization_that_does_not_build_is_blocked(tmp_path):
-    repo = _repo(
+def unbuildable_target(tmp_path):
+    """platform/lb.yaml, and a Kustomization network whose path does not exist."""
+    return _repo(
         tmp_path,
         {
             "clusters/prod/platform.yaml": flux_ks("platform", "./platform"),
@@ -92,6 +93,10 @@ def test_a_move_into_a_kustomization_that_does_not_build_is_blocked(tmp_path):
             "platform/lb.yaml": CM.format(name="lb"),
         },
     )
+
+
+def test_a_move_into_a_kustomization_that_does_not_build_is_blocked(tmp_path):
+    repo = unbuildable_target(tmp_path)
     m = _plan(repo, "platform/lb.yaml", "network")
     assert m.steps == [] and m.alternatives == []
     [b] = m.blocked
