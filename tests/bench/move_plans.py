@@ -97,7 +97,7 @@ def main() -> None:
                     continue
                 counts["plans"] += 1
                 worst = ",".join(sorted({m.plan.worst for m in r.moves}))
-                stage1 = "made, proven" if r.changes else ("not needed" if not r.needs_protection and not r.refused else "-")
+                stage1 = "made, proven" if r.stage == "protect" else ("not needed" if not r.needs_protection and not r.refused else "-")
                 moved = [p for p in r.proven if "the move rebuilt" in p]
                 if r.refused:
                     counts["refused"] += 1
