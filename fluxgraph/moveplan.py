@@ -18,6 +18,7 @@ from fluxgraph.explain import (
     MovePlan,
     Need,
     Target,
+    declaration_object,
     fields_from_parent,
     has_escape,
     ordered_objects,
@@ -272,11 +273,15 @@ def plan_move(
     for old_id in old_owners:
         ospec = model.kustomizations[old_id].spec
         if new_node is None:
-            if ospec.target_namespace:
+            # targetNamespace, decryption and commonMetadata the new Kustomization takes as the
+            # old owner writes them (COPIED_FIELDS); only from the owner the plan copies
+            main_old = copied_from(model, objects, old_owners)
+            copied = main_old is not None and main_old.id == old_id
+            if ospec.target_namespace and not copied:
                 diffs.append(
                     f"{old_id} sets targetNamespace {ospec.target_namespace}: give {new_owner} the same, or the namespaced objects change identity"
                 )
-            if ospec.decryption and any(o.data.get("sops") for o in moving if o.ref.kind == "Secret"):
+            if ospec.decryption and not copied and any(o.data.get("sops") for o in moving if o.ref.kind == "Secret"):
                 diffs.append(
                     f"{old_id} decrypts SOPS (spec.decryption): the moved Secrets need it on {new_owner} too"
                 )
@@ -288,7 +293,7 @@ def plan_move(
                 diffs.append(
                     f"{old_id} has {len(ospec.patches)} spec.patches: check which apply to the moved objects"
                 )
-            if ospec.common_metadata:
+            if ospec.common_metadata and not copied:
                 diffs.append(
                     f"{old_id} sets commonMetadata: labels/annotations change unless {new_owner} sets the same"
                 )
@@ -362,6 +367,26 @@ def _shapes(cache: Any, kfile: str) -> bool:
     return any(isinstance(d.data, dict) and any(k in d.data for k in SHAPING_KEYS) for d in docs)
 
 
+def _changed_beyond_copied(old: KustomizationNode, written: Any, built: dict[str, Any]) -> bool:
+    """Whether the build changed the object beyond what a new Kustomization copying the old
+    owner's targetNamespace and commonMetadata does again."""
+    if written == built:
+        return False
+    if not isinstance(written, dict):
+        return True
+    from fluxgraph import contentdiff
+
+    common = old.spec.common_metadata or {}
+    keep = {f"metadata.{k}.{n}" for k in ("labels", "annotations") for n in (common.get(k) or {})}
+    for c in contentdiff.object_changes(str(built.get("kind", "")), "", written, built):
+        if c.path == "metadata.namespace" and old.spec.target_namespace:
+            continue
+        if c.path in keep or (c.path in ("metadata.labels", "metadata.annotations") and common.get(c.path.split(".")[1])):
+            continue
+        return True
+    return False
+
+
 def _shaped_outside(model: ClusterModel, target: Target, moving: list[AppliedObject], cache: Any = None) -> list[str]:
     """Moved objects that are not only files of the moved folder: those a component of the old
     owner's build contributes (its ``spec.components``, or a kustomization's ``components``
@@ -393,8 +418,14 @@ def _shaped_outside(model: ClusterModel, target: Target, moving: list[AppliedObj
             continue
         listers = [*origin.via, *([origin.home] if origin.home else [])]
         outside = [k for k in dict.fromkeys(listers) if not under(k, target.path) and _shapes(cache, k)]
-        spec_overlay = bool(old.spec.patches or old.spec.images or old.spec.name_prefix or old.spec.name_suffix or old.spec.common_metadata or old.spec.target_namespace)
-        if o.pre_substitution != doc.data and (outside or spec_overlay):
+        # targetNamespace and commonMetadata a new Kustomization takes over (COPIED_FIELDS), and
+        # an existing one's are compared with the old owner's among the differences
+        # fields a parent's patches set reach a new Kustomization beside it too (the note on
+        # the parent's patches names those that select the old owner by name)
+        decl = declaration_object(model, old.id)
+        written = (decl.resource.doc.data.get("spec") or {}) if decl is not None and decl.resource.doc is not None and isinstance(decl.resource.doc.data, dict) else old.spec.spec
+        spec_overlay = any(written.get(key) for key in ("patches", "images", "namePrefix", "nameSuffix"))
+        if _changed_beyond_copied(old, doc.data, o.pre_substitution) and (outside or spec_overlay):
             shapers = [*outside, *([f"{old.id}'s spec"] if spec_overlay else [])]
             shaped.setdefault(", ".join(shapers), []).append(str(o.ref))
     if from_component:
@@ -435,17 +466,23 @@ def target_lister(origin: Any, path: str) -> str | None:
     return outside[-1] if outside else None
 
 
+def copied_from(model: ClusterModel, objects: list[MoveObject], old_owners: list[str]) -> KustomizationNode | None:
+    """The old owner a new Kustomization takes its spec from: the one most objects leave, the
+    outermost on a tie."""
+    counts: dict[str, int] = {}
+    for mo in objects:
+        counts[mo.old_owner] = counts.get(mo.old_owner, 0) + 1
+    main_old = max(old_owners, key=lambda k: (counts.get(k, 0), -len(model.ancestors(k))), default=None)
+    return model.kustomizations[main_old] if main_old else None
+
+
 def new_owner_inputs(
     model: ClusterModel, plan: MovePlan
 ) -> tuple[KustomizationNode | None, list[str], list[str], list[str], list[str]]:
     """What a new Kustomization of the plan is made from: the old owner it takes its spec from
     (the one most objects leave, the outermost on a tie), the substituteFrom objects in its
     namespace and elsewhere (``Kind/namespace/name``), the inline variables, its dependsOn."""
-    counts: dict[str, int] = {}
-    for mo in plan.objects:
-        counts[mo.old_owner] = counts.get(mo.old_owner, 0) + 1
-    main_old = max(plan.old_owners, key=lambda k: (counts.get(k, 0), -len(model.ancestors(k))), default=None)
-    old0 = model.kustomizations[main_old] if main_old else None
+    old0 = copied_from(model, plan.objects, plan.old_owners)
     new_ns = plan.new_owner.partition("/")[0]
     sf = sorted({m.origin for m in plan.missing_variables if m.origin and m.origin.startswith(("ConfigMap/", "Secret/"))})
     inline = sorted({m.name for m in plan.missing_variables if m.origin == "substitute"})
