@@ -58,6 +58,10 @@ class Target:
         return f"{self.obj_kind}/{ns}{self.obj_name}"
 
 
+# a Kustomization's name, or namespace/name: DNS-1123 labels (Kubernetes object names)
+KS_NAME = re.compile(r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?/)?[a-z0-9](?:[-.a-z0-9]*[a-z0-9])?$")
+
+
 def under(file: str, path: str) -> bool:
     return path == "" or file == path or file.startswith(path + "/")
 
@@ -751,6 +755,11 @@ def explain(
                 ce.notes.append(f"{ks_id}'s build is incomplete (something was not evaluated)")
         if move_to:
             from fluxgraph.moveplan import plan_move
+
+            if not KS_NAME.match(move_to):
+                raise FluxgraphError(
+                    f"--to {move_to!r} is not a Kustomization name (name, or namespace/name: lower-case letters, digits and '-')"
+                )
 
             if not ordered:
                 ce.notes.append("nothing to move: the target contributes no objects in this cluster")

@@ -612,6 +612,21 @@ def move_steps(
     steps: list[str] = []
     new = plan.new_owner
     new_node = model.kustomizations.get(new)
+    # what applies the new owner: itself and its parents, or, for a new one declared beside the
+    # old owner, what applies the old owner's declaration (the root applies its own)
+    if new_node is not None:
+        appliers = {new, *model.ancestors(new)}
+    else:
+        first = copied_from(model, plan.objects, plan.old_owners)
+        up = (first.parent or first.id) if first is not None else None
+        appliers = {up, *model.ancestors(up)} if up else set()
+    selves = sorted(gc.ks_id_of(o.ref) for o in moving if gc.is_flux_ks(o.ref) and gc.ks_id_of(o.ref) in appliers)
+    if selves:
+        plan.blocked.append(
+            f"the target holds Kustomization {', '.join(selves)}, which applies {new} (or is it): moved into {new}, "
+            "it would apply what applies it, and the old owner would prune it"
+        )
+        return []
     if new_node is not None and new_node.status != "built":
         problem = next((p.message for p in new_node.problems if not p.not_evaluated), new_node.status)
         plan.blocked.append(

@@ -170,3 +170,16 @@ def test_a_sops_file_is_never_edited(tmp_path):
     res = CliRunner().invoke(main, ["move", "platform/tools", str(repo), "--to", "tools", "--write"])
     assert res.exit_code == 2 and "encrypted with SOPS" in res.stderr, res.output
     assert (repo / "platform/tools/secret.sops.yaml").read_bytes() == before
+
+
+def test_a_move_of_what_applies_the_new_owner_is_refused(tmp_path):
+    """Moving the root's own folder (its GitRepository and Kustomization) into a Kustomization it
+    would apply: the new owner would apply what applies it."""
+    repo = _copy(HOMELAB, tmp_path)
+    res = CliRunner().invoke(main, ["move", "clusters/homelab/flux-system", str(repo), "--to", "flux-system/x", "--write"])
+    assert res.exit_code == 2 and "holds Kustomization flux-system/flux-system, which applies flux-system/x" in res.stderr, res.output
+
+
+def test_the_new_owner_must_be_a_kustomization_name(tmp_path):
+    res = CliRunner().invoke(main, ["move", "platform/cilium", str(HOMELAB), "--to", "a/b/c"])
+    assert res.exit_code == 2 and "is not a Kustomization name" in res.output
