@@ -223,10 +223,9 @@ def _prove_stage_two(
         made.update({rel: data for rel, data in simulated.items() if overlay.get(rel) != data})
     if not made:
         return {}
-    simulated = {**overlay, **made}
+    final = analyze(OverlayFS(result.root, {**overlay, **made}), document_memo=memo, **analyze_kwargs)
     for cm in result.moves:
         plan = cm.after or cm.plan
-        final = analyze(OverlayFS(result.root, simulated), document_memo=memo, **analyze_kwargs)
         wrong = _judge_final(report, state, final, cm)
         if wrong:
             result.refused.extend(f"cluster {cm.cluster}: the move as planned is not safe: {w}" for w in wrong)
@@ -397,9 +396,11 @@ def _judge_final(report: Any, stage1: Any, final: Any, cm: ClusterMove) -> list[
             out.append(f"{mo.ref} changes on the way ({change_detail(changes[0])}): the build it leaves shapes it")
     known = {(f.rule, f.fingerprint) for f in [*report.findings, *report.suppressed, *report.baselined, *report.excluded]}
     for f in final.findings:
-        if (f.rule, f.fingerprint) not in known and f.severity.rank >= Severity.WARNING.rank:
+        if f.cluster in (cm.cluster, "") and (f.rule, f.fingerprint) not in known and f.severity.rank >= Severity.WARNING.rank:
             out.append(f"{f.severity.value} {f.rule} at {f.location}: {f.message[:200]}")
     for cd in diff_repositories(stage1.repo, final.repo).clusters:
+        if cd.cluster != cm.cluster:
+            continue
         for e in cd.effects:
             if e.severity.rank >= Severity.WARNING.rank:
                 out.append(f"verdict {e.code}: {e.message[:200]}")
