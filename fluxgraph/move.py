@@ -234,6 +234,12 @@ def _prove_stage_two(
                 f"cluster {cm.cluster}: the move rebuilt in memory{' from that state' if overlay else ''}: "
                 f"{plan.new_owner} applies the {len(plan.objects)} object(s) as they were; no new error or warning and no verdict"
             )
+    # the clusters that do not apply the target still read the files the move edits
+    others = {c.name for c in final.repo.clusters} - {cm.cluster for cm in result.moves}
+    known = {(f.rule, f.fingerprint) for f in [*report.findings, *report.suppressed, *report.baselined, *report.excluded]}
+    for f in final.findings:
+        if f.cluster in others and (f.rule, f.fingerprint) not in known and f.severity.rank >= Severity.WARNING.rank:
+            result.refused.append(f"cluster {f.cluster}: the move adds {f.severity.value} {f.rule} at {f.location}: {f.message[:200]}")
     return made
 
 
