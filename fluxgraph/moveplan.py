@@ -360,9 +360,8 @@ def _shapes(cache: Any, kfile: str) -> bool:
     without a file cache or where it cannot be read: taken as shaping)."""
     if cache is None or kfile.endswith("<generated>"):
         return cache is None
-    try:
-        docs, _ = cache.documents(kfile)
-    except Exception:  # noqa: BLE001 - unreadable here means the build reported it
+    docs, problems = cache.documents(kfile)  # reports what it cannot read instead of raising
+    if problems and not docs:
         return True
     return any(isinstance(d.data, dict) and any(k in d.data for k in SHAPING_KEYS) for d in docs)
 
