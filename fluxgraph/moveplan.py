@@ -417,12 +417,14 @@ def _shaped_outside(model: ClusterModel, target: Target, moving: list[AppliedObj
             continue
         listers = [*origin.via, *([origin.home] if origin.home else [])]
         outside = [k for k in dict.fromkeys(listers) if not under(k, target.path) and _shapes(cache, k)]
-        # targetNamespace and commonMetadata a new Kustomization takes over (COPIED_FIELDS), and
-        # an existing one's are compared with the old owner's among the differences
-        # fields a parent's patches set reach a new Kustomization beside it too (the note on
-        # the parent's patches names those that select the old owner by name)
+        # the old owner's spec shapes the objects through what it writes itself and a new
+        # Kustomization does not copy: its patches, images, name prefix and suffix. Its
+        # targetNamespace and commonMetadata are copied (COPIED_FIELDS, or compared with an
+        # existing owner's among the differences), and what a parent's patches set reaches a
+        # new Kustomization beside it too (a note names those that select it by name)
         decl = declaration_object(model, old.id)
-        written = (decl.resource.doc.data.get("spec") or {}) if decl is not None and decl.resource.doc is not None and isinstance(decl.resource.doc.data, dict) else old.spec.spec
+        doc_spec = decl.resource.doc.data.get("spec") if decl is not None and decl.resource.doc is not None and isinstance(decl.resource.doc.data, dict) else None
+        written = doc_spec if isinstance(doc_spec, dict) else old.spec.spec
         spec_overlay = any(written.get(key) for key in ("patches", "images", "namePrefix", "nameSuffix"))
         if _changed_beyond_copied(old, doc.data, o.pre_substitution) and (outside or spec_overlay):
             shapers = [*outside, *([f"{old.id}'s spec"] if spec_overlay else [])]
@@ -460,8 +462,7 @@ def target_lister(origin: Any, path: str) -> str | None:
     (the folder's own kustomization, and those below it, go with it)."""
     from fluxgraph.explain import under
 
-    inside = path
-    outside = [k for k in [*origin.via, *([origin.home] if origin.home else [])] if not under(k, inside)]
+    outside = [k for k in [*origin.via, *([origin.home] if origin.home else [])] if not under(k, path)]
     return outside[-1] if outside else None
 
 
