@@ -4,10 +4,11 @@ repository as it would be after the fixes, for the re-check.
 A file is written only if it is a regular file inside the repository root, reached through no
 symlink that leaves the root, is not itself a symlink (replacing one would turn it into a file)
 nor read-only, and still holds the bytes the fix was computed from. The same conditions are
-checked when the fixes are planned, so that the diff ``fix`` shows is what ``--write`` writes. The new content goes to a temporary file
-in the same directory, is flushed to disk, gets the old file's permission bits, and is renamed
-over the old one (``os.replace``, atomic on POSIX and Windows): an interrupted run leaves either
-the old file or the new one, never half of either (``fluxgraph.atomic``).
+checked when the fixes are planned, so that the diff ``fix`` shows is what ``--write`` writes.
+The new content goes to a temporary file in the same directory, is flushed to disk, gets the
+old file's permission bits, and is renamed over the old one (``os.replace``, atomic on POSIX and
+Windows): an interrupted run leaves either the old file or the new one, never half of either
+(``fluxgraph.atomic``).
 """
 
 from __future__ import annotations
