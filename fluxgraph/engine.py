@@ -8,6 +8,7 @@ Checks run in two phases: ordinary checks (phase 1) see the model; checks with `
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from fluxgraph.api import Repository, load
 from fluxgraph.catalog import load_catalog
 from fluxgraph.checks import CheckContext, RepoContext, phase_of, registry
-from fluxgraph.findings import Finding, RawFinding, Severity, fingerprint
+from fluxgraph.findings import Finding, Note, NoteLabel, RawFinding, Severity, fingerprint
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import RepoFS
 from fluxgraph.suppress import Suppression, apply, collect
@@ -142,6 +143,8 @@ def run_checks(
             related=raw.related,
             fingerprint=Finding.fingerprint_of(rid, raw),
             fix=raw.fix,
+            headline=raw.headline or raw.message,
+            notes=compose_notes(raw.notes, raw.related, catalog[rid].fix),
         )
         if key not in findings:
             causes[key] = raw
@@ -202,6 +205,21 @@ def run_checks(
 
 MAX_NAMED = 6  # Kustomizations named in the message of a finding grouped per cause
 MAX_RELATED = 50
+_NOTE_ORDER = {label: i for i, label in enumerate(NoteLabel)}
+
+
+def compose_notes(notes: Iterable[Note], related: Iterable[Location], fix: str) -> tuple[Note, ...]:
+    """A finding's notes as reports show them: the check's, then the related places as
+    evidence and the rule's fix where the check gave neither, in label order (why, affected,
+    evidence, note, fix)."""
+    out = list(notes)
+    labels = {n.label for n in out}
+    places = list(dict.fromkeys(loc.file_line for loc in related))
+    if NoteLabel.EVIDENCE not in labels and places:
+        out.append(Note.evidence(places))
+    if NoteLabel.FIX not in labels and fix:
+        out.append(Note.fix(fix))
+    return tuple(sorted(out, key=lambda n: _NOTE_ORDER[n.label]))
 
 
 def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
@@ -257,6 +275,29 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
             )
         related = sorted({loc for f in fs for loc in (f.location, *f.related)} - {where})[:MAX_RELATED]
         objs = {f.obj for f in fs}
+        # the notes: what the members share (the first one's mechanism and caveats), the
+        # members themselves as what is affected, the mixed severities, the places
+        first = fs[0]
+        notes = [n for n in first.notes if n.label in (NoteLabel.WHY, NoteLabel.NOTE, NoteLabel.FIX)]
+        if cause_message:
+            headline = next((r.cause_headline for r in raws if r.cause_headline), "") or first.headline
+            members_named = sorted(set(named_as.values()))
+            notes.append(Note.affected(members_named, f"{len(members_named)} {what}{'s' if len(members_named) != 1 else ''}"))
+            if any(f.severity is not top for f in fs) and set(loud) != set(named_as.values()):
+                notes.append(
+                    Note.note(
+                        f"{top.value} for {', '.join(loud)}; the others: "
+                        + ", ".join(sorted({f.severity.value for f in fs if f.severity is not top}))
+                    )
+                )
+        else:
+            headline = first.headline
+            others = [k for k in ks_ids if k != first.kustomization]
+            if others:
+                notes.append(Note.affected(others, "the same at this line for"))
+        if related:
+            notes.append(Note.evidence(dict.fromkeys(loc.file_line for loc in related)))
+        notes.sort(key=lambda n: _NOTE_ORDER[n.label])
         out.append(
             Finding(
                 location=where,
@@ -270,6 +311,8 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
                 fingerprint=fingerprint(rid, where.file, subject),
                 kustomizations=tuple(ks_ids),
                 members=tuple(fs),
+                headline=headline,
+                notes=tuple(notes),
             )
         )
     return out

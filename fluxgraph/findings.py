@@ -8,6 +8,7 @@ check never decides its own severity.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -45,6 +46,62 @@ class Applicability(StrEnum):
 JsonPath = tuple["str | int", ...]
 
 
+class NoteLabel(StrEnum):
+    """What a note of a finding says (rustc's ``= note:``/``= help:``): ``why`` (the mechanism,
+    one sentence), ``affected`` (what it reaches, a list), ``evidence`` (file:line references),
+    ``note`` (a caveat that changes how to read it), ``fix`` (what to do; the rule's fix line
+    unless the check knows better)."""
+
+    WHY = "why"
+    AFFECTED = "affected"
+    EVIDENCE = "evidence"
+    NOTE = "note"
+    FIX = "fix"
+
+
+@dataclass(frozen=True)
+class Note:
+    """One labelled note under a finding's headline: a sentence (``text``), a list
+    (``items``), or both (a sentence introducing the list)."""
+
+    label: NoteLabel
+    text: str = ""
+    items: tuple[str, ...] = ()
+
+    @classmethod
+    def why(cls, text: str) -> Note:
+        return cls(NoteLabel.WHY, text)
+
+    @classmethod
+    def affected(cls, items: Iterable[str], text: str = "") -> Note:
+        return cls(NoteLabel.AFFECTED, text, tuple(items))
+
+    @classmethod
+    def evidence(cls, items: Iterable[str], text: str = "") -> Note:
+        return cls(NoteLabel.EVIDENCE, text, tuple(items))
+
+    @classmethod
+    def note(cls, text: str) -> Note:
+        return cls(NoteLabel.NOTE, text)
+
+    @classmethod
+    def fix(cls, text: str) -> Note:
+        return cls(NoteLabel.FIX, text)
+
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"label": self.label.value}
+        if self.text:
+            out["text"] = self.text
+        if self.items:
+            out["items"] = list(self.items)
+        return out
+
+    def as_text(self) -> str:
+        """The note on one line (``text: a, b, c``), for formats with no room for structure."""
+        items = ", ".join(self.items)
+        return f"{self.text}: {items}" if self.text and items else self.text or items
+
+
 @dataclass(frozen=True)
 class FixData:
     """What ``fluxgraph fix`` needs to repair a finding, typed: where the text is (``path`` in
@@ -71,6 +128,11 @@ class FixData:
 
 @dataclass(frozen=True)
 class RawFinding:
+    """``headline``: the fact, in about 100 characters, with the names that make it this
+    finding (what SARIF ``message.text``, annotation titles and JUnit messages carry);
+    ``notes``: the rest, labelled (``Note``); ``message``: the whole text in one sentence, as
+    ``--verbose`` prints it and as the fingerprint of a finding without ``subject`` reads it."""
+
     message: str
     location: Location
     obj: ObjRef | None = None
@@ -89,6 +151,10 @@ class RawFinding:
     cause: Location | None = None
     cause_message: str = ""
     cause_subject: str = ""
+    headline: str = ""
+    notes: tuple[Note, ...] = ()
+    # the headline of the grouped finding (``cause_message`` is its long text)
+    cause_headline: str = ""
 
 
 @dataclass(frozen=True, order=True)
@@ -107,6 +173,12 @@ class Finding:
     # and the findings it groups (what ``fluxgraph fix`` repairs, one by one)
     kustomizations: tuple[str, ...] = field(default=(), compare=False)
     members: tuple[Finding, ...] = field(default=(), compare=False, repr=False)
+    # the short fact and its labelled notes (the engine adds evidence and fix: ``with_notes``)
+    headline: str = field(default="", compare=False)
+    notes: tuple[Note, ...] = field(default=(), compare=False)
+
+    def note(self, label: NoteLabel) -> Note | None:
+        return next((n for n in self.notes if n.label is label), None)
 
     @staticmethod
     def fingerprint_of(rule: str, raw: RawFinding) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from fluxgraph.findings import FixData, RawFinding
+from fluxgraph.findings import FixData, Note, RawFinding
 from fluxgraph.model import Location, ObjRef, Problem
 
 if TYPE_CHECKING:
@@ -49,11 +49,19 @@ class _Findings:
         cause_message: str = "",
         cause_subject: str = "",
         fix: FixData | None = None,
+        headline: str = "",
+        notes: Iterable[Note] = (),
+        cause_headline: str = "",
     ) -> RawFinding:
         """A finding; ``cause``, ``cause_message`` and ``cause_subject`` group it with the
-        findings of the same rule that share its cause (see ``RawFinding``)."""
+        findings of the same rule that share its cause (see ``RawFinding``). ``headline`` is
+        the fact in about 100 characters, ``notes`` the labelled rest (``Note.why``,
+        ``Note.affected``, ...); ``message`` stays the whole text in one sentence."""
         return RawFinding(
             message=message,
+            headline=headline,
+            notes=tuple(notes),
+            cause_headline=cause_headline,
             location=location,
             obj=obj,
             kustomization=kustomization,

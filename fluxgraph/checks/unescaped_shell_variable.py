@@ -8,7 +8,7 @@ from typing import Any
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import Token, provided, quote, render_expr, render_line, tokens
-from fluxgraph.findings import FixData, RawFinding
+from fluxgraph.findings import FixData, Note, RawFinding
 from fluxgraph.model import as_dict, as_list, as_str
 
 ID = "unescaped-shell-variable"
@@ -71,15 +71,27 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         if not is_shell_variable(ctx, tok):
             continue  # a template's default: another build of the file defines the variable
         r = render_expr(tok, strict)
+        line = None
         if r.error is not None:
             effect = f"its build fails under strict substitution ({r.error.message})"
+            short = "fails the build under strict substitution"
         else:
             line = render_line(tok, strict)
             effect = (
                 f"the shell gets {quote(r.text)} instead" if r.text is not None else "the shell never sees it"
             )
+            short = f"becomes {quote(r.text)}" if r.text is not None else "is removed"
             if line is not None:
                 effect += f" (the line becomes: {line})"
+        notes = [
+            Note.why(
+                f"Kustomization {tok.ks.id} substitutes {tok.obj.ref} and defines no variable {tok.ref.name}, "
+                "so Flux replaces the shell's expression at build time"
+            ),
+            Note.affected([f"{tok.why} of {tok.obj.ref}"]),
+        ]
+        if line is not None:
+            notes.append(Note.note(f"the line becomes: {line}"))
         yield ctx.finding(
             f"{tok.expr} in {tok.why} of {tok.obj.ref} is substituted by Kustomization {tok.ks.id}, which defines no "
             f"variable {tok.ref.name}: {effect}",
@@ -89,4 +101,6 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             subject=tok.subject,
             # for `fluxgraph fix`: where the expression is in the object (before substitution)
             fix=FixData(path=tuple(tok.path), start=tok.ref.start, end=tok.ref.end),
+            headline=f"{tok.expr} in the script of {tok.obj.ref} {short}: Flux substitutes it",
+            notes=notes,
         )
