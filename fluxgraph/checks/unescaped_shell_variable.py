@@ -74,13 +74,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         line = None
         if r.error is not None:
             effect = f"its build fails under strict substitution ({r.error.message})"
-            short = "fails the build under strict substitution"
+            short = ": the build fails (strict substitution)"
         else:
             line = render_line(tok, strict)
             effect = (
                 f"the shell gets {quote(r.text)} instead" if r.text is not None else "the shell never sees it"
             )
-            short = f"becomes {quote(r.text)}" if r.text is not None else "is removed"
+            short = f" with {quote(r.text)}" if r.text is not None else " away"
             if line is not None:
                 effect += f" (the line becomes: {line})"
         notes = [
@@ -101,6 +101,6 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             subject=tok.subject,
             # for `fluxgraph fix`: where the expression is in the object (before substitution)
             fix=FixData(path=tuple(tok.path), start=tok.ref.start, end=tok.ref.end),
-            headline=f"{tok.expr} in the script of {tok.obj.ref} {short}: Flux substitutes it",
+            headline=f"Flux substitutes {tok.expr} in the script of {tok.obj.ref}{short}",
             notes=notes,
         )
