@@ -810,3 +810,77 @@ def test_the_graph_names_the_substitute_from_object_of_the_cluster_the_kustomiza
     assert node == "obj:ConfigMap/flux-system/vars@Secret/flux-system/edge-kubeconfig"
     assert ("ks:flux-system/remote", node) in {(u, v) for u, v, k in g.in_edges(node, keys=True) if k == "applies"}
     assert not g.nodes[node].get("missing")
+
+
+def _big_repo(root: Path, n: int) -> Path:
+    """A root applying ``tiers`` (which applies ``n`` apps); app-1 dependsOn app-0 and app-2
+    dependsOn app-1, the rest stand alone."""
+    from .conftest import flux_ks, gotk_sync, write_tree
+
+    files = {
+        "clusters/lab/flux-system/gotk-sync.yaml": gotk_sync("lab", "lab"),
+        "clusters/lab/flux-system/kustomization.yaml": "resources:\n  - gotk-sync.yaml\n",
+        "clusters/lab/tiers.yaml": flux_ks("tiers", "./tiers"),
+        "tiers/kustomization.yaml": "resources:\n" + "".join(f"  - app-{i}.yaml\n" for i in range(n)),
+    }
+    for i in range(n):
+        dep = f"dependsOn:\n  - name: app-{i - 1}\n" if i in (1, 2) else ""
+        files[f"tiers/app-{i}.yaml"] = flux_ks(f"app-{i}", f"./apps/app-{i}", dep)
+        files[f"apps/app-{i}/kustomization.yaml"] = "resources:\n  - cm.yaml\n"
+        files[f"apps/app-{i}/cm.yaml"] = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-{i}\n  namespace: default\n"
+    return write_tree(root, files)
+
+
+def test_a_big_cluster_is_drawn_ranked(tmp_path):
+    from fluxgraph.api import load
+    from fluxgraph.render.graph_view import RANKED_ABOVE
+
+    repo = load(_big_repo(tmp_path, RANKED_ABOVE + 5))
+    view = build_view(repo.clusters)
+    [c] = view.clusters
+    assert c.ranked and "ranked" in c.label[-1]
+    kinds = {n.id: n.kind for n in c.all_nodes()}
+    # "applies" between Kustomizations is drawn as boxes, one per parent; dependsOn ranks
+    assert not [e for e in c.edges if e.kind == "applies" and kinds[e.src] == kinds[e.dst] == "kustomization"]
+    assert {e.kind for e in c.edges} >= {"dependsOn"}
+    boxes = {g.label: g for g in c.groups}
+    tiers = boxes["applied by flux-system/tiers"]
+    drawn = {n.key for n in tiers.nodes}
+    assert {"ks:flux-system/app-0", "ks:flux-system/app-1", "ks:flux-system/app-2"} <= drawn
+    # the Kustomizations with nothing to show are one compact list in their box
+    [listed] = [n for n in tiers.nodes if n.kind == "list"]
+    assert listed.title == f"{RANKED_ABOVE + 2} Kustomizations without dependsOn or findings"
+    assert "flux-system/app-3" in " ".join(listed.details) and "ks:flux-system/app-3" not in drawn
+    dot = render_dot(view)
+    pydot.graph_from_dot_data(dot)
+    assert "applied by flux-system/tiers" in dot and "Kustomizations listed" in dot
+    mermaid = render_mermaid(view)
+    _check_mermaid_shape(mermaid)
+    assert "without dependsOn or findings" in mermaid
+
+
+def test_a_finding_keeps_a_node_out_of_the_list(tmp_path):
+    from fluxgraph.api import load
+
+    repo = load(_big_repo(tmp_path, 40))
+    [model] = repo.clusters
+    f = Finding(Location("tiers/app-7.yaml", 1), "x", Severity.WARNING, "m", cluster=model.name, kustomization="flux-system/app-7")
+    [c] = build_view(repo.clusters, [f]).clusters
+    keys = {n.key for n in c.all_nodes()}
+    assert "ks:flux-system/app-7" in keys and "ks:flux-system/app-8" not in keys
+
+
+def test_layout_full_and_small_clusters_keep_the_full_picture(tmp_path, homelab):
+    from fluxgraph.api import load
+
+    repo = load(_big_repo(tmp_path, 40))
+    [c] = build_view(repo.clusters, options=ViewOptions(layout="full")).clusters
+    assert not c.ranked and not any(n.kind == "list" for n in c.all_nodes())
+    assert any(e.kind == "applies" for e in c.edges)
+    assert not any(c.ranked for c in _view(homelab).clusters)  # 7 Kustomizations
+    [r] = build_view(homelab.clusters, options=ViewOptions(layout="ranked")).clusters
+    assert r.ranked
+    with pytest.raises(FluxgraphError, match="--layout"):
+        build_view(homelab.clusters, options=ViewOptions(layout="sideways"))
+    res = CliRunner().invoke(main, ["graph", str(tmp_path), "--format", "dot", "--layout", "full"])
+    assert res.exit_code == 0 and "applied by" not in res.output

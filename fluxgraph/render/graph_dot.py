@@ -26,7 +26,7 @@ FONT = "Helvetica"
 SEV_FILL = {"error": "#f8d7da", "warning": "#fff3cd", "info": "#dbeafe", "none": "#ffffff"}
 SEV_LINE = {"error": "#b91c1c", "warning": "#b45309", "info": "#1d4ed8", "none": "#374151"}
 STATUS_FILL = {"external": "#eeeeee", "suspended": "#e5e7eb"}  # used when there is no finding
-KIND_SHAPE = {"kustomization": "box", "helmrelease": "component", "source": "cylinder", "object": "note"}
+KIND_SHAPE = {"kustomization": "box", "helmrelease": "component", "source": "cylinder", "object": "note", "list": "box"}
 EDGE_ATTRS: dict[str, dict[str, str]] = {
     "applies": {"color": "#374151", "penwidth": "1.6", "style": "solid", "arrowhead": "normal"},
     "dependsOn": {"color": "#2563eb", "penwidth": "1.4", "style": "dashed", "arrowhead": "normal"},
@@ -112,7 +112,11 @@ def _mk_cluster(name: str, attrs: dict[str, str]) -> pydot.Subgraph:
 
 def _node(n: ViewNode) -> pydot.Node:
     attrs = node_attrs(n.severity, n.status, n.kind, n.focus)
-    attrs["label"] = label(n.lines)
+    if n.kind == "list":  # the ranked layout's compact list: names left-aligned, no frame of its own
+        attrs.update(style=q("dashed"), color=q("#9ca3af"), fontsize=q("9"))
+        attrs["label"] = label(n.lines, left=True)
+    else:
+        attrs["label"] = label(n.lines)
     attrs["tooltip"] = q(n.tooltip or n.title)
     return _mk_node(n.id, attrs)
 
@@ -178,7 +182,7 @@ def _legend(view: GraphView) -> pydot.Subgraph | None:
         attrs = node_attrs(None, "ok", "kustomization", True)
         attrs["label"] = q("focus")
         leg.add_node(_mk_node("legend_focus", attrs))
-    names = {"helmrelease": "HelmRelease", "source": "source", "object": "ConfigMap / Secret"}
+    names = {"helmrelease": "HelmRelease", "source": "source", "object": "ConfigMap / Secret", "list": "Kustomizations listed"}
     for k in kinds:
         attrs = node_attrs(None, "ok", k, False)
         attrs["label"] = q(names[k])

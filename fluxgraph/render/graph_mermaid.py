@@ -32,6 +32,7 @@ SHAPES = {
     "helmrelease": ('[["', '"]]'),
     "source": ('[("', '")]'),
     "object": ('>"', '"]'),
+    "list": ('["', '"]'),
 }
 ARROWS = {
     "applies": "==>",
@@ -227,7 +228,7 @@ def _render(view: GraphView, plan: _Plan) -> tuple[str, int]:
             for sample_id, text, style in samples:
                 out.append(f'    {sample_id}("{escape(text)}")')
                 styles.setdefault(style, []).append(sample_id)
-            kind_names = {"helmrelease": "HelmRelease", "source": "source", "object": "ConfigMap / Secret"}
+            kind_names = {"helmrelease": "HelmRelease", "source": "source", "object": "ConfigMap / Secret", "list": "Kustomizations listed"}
             for k in kinds:
                 a, b = SHAPES[k]
                 out.append(f"    legend_kind_{k}{a}{escape(kind_names[k])}{b}")

@@ -27,8 +27,14 @@ from fluxgraph.findings import Finding, Severity
 from fluxgraph.model import FluxgraphError
 from fluxgraph.repofs import secure_join
 
-GROUP_BY = ("none", "namespace", "folder")
+GROUP_BY = ("none", "namespace", "folder", "parent")
 SOURCES = ("other", "all", "none")
+LAYOUTS = ("auto", "full", "ranked")
+# Above this many Kustomizations drawn in one cluster, ``auto`` draws the ranked layout: the full
+# picture of a bigger cluster is a fan-out of "applies" arrows from its root that no screen shows
+# at a readable size (docs/diagrams.md, "Big clusters", has the measurements behind the number).
+RANKED_ABOVE = 30
+LIST_LINES = 20  # lines of names a compact list shows before "and N more"
 
 # draw order of edge kinds; also the order of the legend
 EDGE_KINDS = ("applies", "dependsOn", "sourceRef", "chartSource", "substituteFrom", "valuesFrom")
@@ -40,7 +46,8 @@ EDGE_MEANING = {
     "substituteFrom": "substituteFrom (ConfigMap/Secret -> Kustomization)",
     "valuesFrom": "valuesFrom (ConfigMap/Secret -> HelmRelease)",
 }
-NODE_KINDS = ("kustomization", "helmrelease", "source", "object")
+# list: the ranked layout's compact list of the Kustomizations with no finding and no dependsOn
+NODE_KINDS = ("kustomization", "helmrelease", "source", "object", "list")
 # ok: built; failed: the build failed; external: built from a source outside this repository;
 # missing: path, source or dependency not found; suspended: spec.suspend
 STATUSES = ("ok", "failed", "external", "missing", "suspended")
@@ -65,6 +72,7 @@ class ViewOptions:
     substitution: bool = False
     sources: str = "other"  # other | all | none
     legend: bool = True
+    layout: str = "auto"  # auto | full | ranked (see RANKED_ABOVE)
 
 
 @dataclass
@@ -118,6 +126,7 @@ class ClusterView:
     nodes: list[ViewNode]  # drawn at cluster level
     groups: list[ViewGroup]
     edges: list[ViewEdge]
+    ranked: bool = False  # drawn in the ranked layout (dependsOn in ranks, applies as boxes)
 
     def all_nodes(self) -> list[ViewNode]:
         return [*self.nodes, *(n for g in self.groups for n in g.nodes)]
@@ -160,6 +169,26 @@ def _style_order(style: str) -> tuple[int, int, str]:
     status = rest.split("_")[0]
     sev_rank = SEVERITIES.index(sev) if sev in SEVERITIES else len(SEVERITIES)
     return (sev_rank, STATUSES.index(status) if status in STATUSES else len(STATUSES), style)
+
+
+def pack_names(names: Sequence[str], width: int = LABEL_WIDTH, lines: int = LIST_LINES) -> list[str]:
+    """``names`` as lines of at most ``width`` characters, comma-separated, at most ``lines``
+    of them and then ``and N more``."""
+    out: list[str] = []
+    line = ""
+    for i, name in enumerate(names):
+        name = shorten(name, width)
+        if line and len(line) + 2 + len(name) > width:
+            if len(out) == lines - 1:
+                out.append(f"and {len(names) - i} more")
+                return out
+            out.append(line + ",")
+            line = name
+        else:
+            line = f"{line}, {name}" if line else name
+    if line:
+        out.append(line)
+    return out
 
 
 def shorten(text: str, width: int = LABEL_WIDTH) -> str:
@@ -589,20 +618,64 @@ def _cluster_view(
     for k in focus or ():
         b.nodes[f"ks:{k}"].focus = True
 
-    # grouping
-    folders = folder_groups(model) if options.group_by == "folder" else {}
+    # the ranked layout: "applies" between Kustomizations becomes the boxes (one per parent
+    # unless --group-by says otherwise), dependsOn alone ranks the nodes, and the Kustomizations
+    # with nothing to show (no finding, no edge left, built) go into one compact list per box
+    ranked = options.layout == "ranked" or (options.layout == "auto" and len(ks_ids) > RANKED_ABOVE)
+    group_by = options.group_by if not ranked or options.group_by != "none" else "parent"
+    if ranked:
+        kind_of = {n.id: n.kind for n in b.nodes.values()}
+        b.edges = {
+            e for e in b.edges
+            if not (e.kind == "applies" and kind_of.get(e.src) == kind_of.get(e.dst) == "kustomization")
+        }
+    folders = folder_groups(model) if group_by == "folder" else {}
     hr_owner = {f"hr:{h}": f"ks:{hr.owner}" for h, hr in model.helm_releases.items()}
 
     def group_of(n: ViewNode) -> str | None:
-        if options.group_by == "namespace":
+        if group_by == "namespace":
             return n.namespace or None
-        if options.group_by == "folder":
+        if group_by == "folder":
             key = hr_owner.get(n.key, n.key)
             return folders.get(key[3:]) if key.startswith("ks:") else None
+        if group_by == "parent":
+            key = hr_owner.get(n.key, n.key)
+            if not key.startswith("ks:") or key[3:] not in model.kustomizations:
+                return None
+            if n.kind == "helmrelease":
+                return key[3:]
+            return model.kustomizations[key[3:]].parent
         return None
 
     for n in b.nodes.values():
         n.group = group_of(n)
+    if ranked:
+        linked = {e.src for e in b.edges} | {e.dst for e in b.edges}
+        quiet = [
+            n for n in b.nodes.values()
+            if n.kind == "kustomization" and n.id not in linked and not n.findings and not n.focus and n.status == "ok"
+        ]
+        by_box: dict[str | None, list[ViewNode]] = defaultdict(list)
+        for n in quiet:
+            by_box[n.group].append(n)
+        for box, members in by_box.items():
+            if len(members) < 2:
+                continue  # one node is its own list
+            for n in members:
+                del b.nodes[n.key]
+            names = sorted(n.key[3:] for n in members)
+            shown = pack_names(names)
+            key = f"list:{box or ''}"
+            b.nodes[key] = ViewNode(
+                id=b.nid("list", box or "-"),
+                key=key,
+                kind="list",
+                title=f"{len(names)} Kustomizations without dependsOn or findings",
+                details=tuple(shown),
+                status="ok",
+                group=box,
+                tooltip="\n".join(names),
+            )
     order = {k: i for i, k in enumerate(NODE_KINDS)}
     nodes = sorted(b.nodes.values(), key=lambda n: (order[n.kind], n.key))
     groups: list[ViewGroup] = []
@@ -611,7 +684,8 @@ def _cluster_view(
         if n.group is not None:
             by_group[n.group].append(n)
     for g in sorted(by_group):
-        groups.append(ViewGroup(ids.get(f"{cidx}grp", g), f"{options.group_by}: {g}", by_group[g]))
+        what = f"applied by {g}" if group_by == "parent" else f"{group_by}: {g}"
+        groups.append(ViewGroup(ids.get(f"{cidx}grp", g), what, by_group[g]))
     edge_order = {k: i for i, k in enumerate(EDGE_KINDS)}
     by_id = {n.id: n for n in nodes}
     edges = sorted(b.edges, key=lambda e: (edge_order[e.kind], by_id[e.src].key, by_id[e.dst].key))
@@ -629,6 +703,8 @@ def _cluster_view(
     if shown != total and focus:
         stats += f" ({shown} on the nodes shown)"
     label = [f"cluster {model.name}", stats]
+    if ranked:
+        label.append("ranked: dependsOn left to right, a box per " + {"parent": "parent Kustomization"}.get(group_by, group_by))
     if focus:
         label.append(
             f"focus: {', '.join(focus)}" + (f" (depth {options.depth})" if options.depth is not None else "")
@@ -642,6 +718,7 @@ def _cluster_view(
         nodes=[n for n in nodes if n.group is None],
         groups=groups,
         edges=edges,
+        ranked=ranked,
     )
 
 
@@ -653,6 +730,8 @@ def build_view(
     options = options or ViewOptions()
     if options.group_by not in GROUP_BY:
         raise FluxgraphError(f"--group-by {options.group_by!r}: expected one of {', '.join(GROUP_BY)}")
+    if options.layout not in LAYOUTS:
+        raise FluxgraphError(f"--layout {options.layout!r}: expected one of {', '.join(LAYOUTS)}")
     if options.sources not in SOURCES:
         raise FluxgraphError(f"--sources {options.sources!r}: expected one of {', '.join(SOURCES)}")
     if options.depth is not None and options.depth < 0:
