@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -205,10 +206,17 @@ GRAPH_FORMAT_NAMES = ["text", "json", "dot", "svg", "png", "mermaid"]
 @click.option(
     "--group-by",
     "group_by",
-    type=click.Choice(["none", "namespace", "folder"]),
+    type=click.Choice(["none", "namespace", "folder", "parent"]),
     default="none",
     show_default=True,
-    help="Subgraphs per Kustomization namespace or per top folder of its path.",
+    help="Subgraphs per Kustomization namespace, per top folder of its path, or per parent Kustomization.",
+)
+@click.option(
+    "--layout",
+    type=click.Choice(["auto", "full", "ranked"]),
+    default="auto",
+    show_default=True,
+    help="ranked: dependsOn in ranks, 'applies' as a box per parent, quiet Kustomizations listed; auto: ranked above 30 Kustomizations.",
 )
 @click.option("--helmreleases", is_flag=True, help="Draw HelmReleases, their dependsOn and chart sources.")
 @click.option("--substitution", is_flag=True, help="Draw substituteFrom/valuesFrom ConfigMaps and Secrets and what applies them.")
@@ -228,6 +236,7 @@ def graph(
     focus: str | None,
     depth: int | None,
     group_by: str,
+    layout: str,
     helmreleases: bool,
     substitution: bool,
     sources: str,
@@ -247,8 +256,8 @@ def graph(
     )
     fmt = fmt or format_for_output(output) or "text"
     spec = GRAPH_FORMATS[fmt]
-    if not spec.diagram and (focus is not None or depth is not None or group_by != "none" or helmreleases or substitution or sources != "other"):
-        _fail("--focus, --depth, --group-by, --helmreleases, --substitution and --sources apply to the dot, svg, png and mermaid formats")
+    if not spec.diagram and (focus is not None or depth is not None or group_by != "none" or layout != "auto" or helmreleases or substitution or sources != "other"):
+        _fail("--focus, --depth, --group-by, --layout, --helmreleases, --substitution and --sources apply to the dot, svg, png and mermaid formats")
     if spec.binary and output is None and sys.stdout.isatty():
         _fail(f"refusing to write {fmt.upper()} to a terminal; use --output FILE or a pipe")
     try:
@@ -264,7 +273,8 @@ def graph(
     from fluxgraph.render.graph_view import ViewOptions, build_view
 
     options = ViewOptions(
-        focus=focus, depth=depth, group_by=group_by, helmreleases=helmreleases, substitution=substitution, sources=sources, legend=legend
+        focus=focus, depth=depth, group_by=group_by, helmreleases=helmreleases, substitution=substitution, sources=sources, legend=legend,
+        layout=layout,
     )
     try:
         findings = []
@@ -334,6 +344,14 @@ CHECK_FORMATS = ["text", "json", "sarif", "junit", "github"]
 @click.option("--disable", "disable", multiple=True, metavar="RULE", help="Do not run these rules (repeatable).")
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None, help="Report only findings not in this baseline file.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False), default=None, help="Write every current finding to FILE as the new baseline.")
+@click.option("--verbose", "-v", is_flag=True, help="Text: every list in full, and each finding's whole message.")
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour in the text report (auto: on a terminal, unless NO_COLOR is set).",
+)
 def check(
     path: str,
     fmts: tuple[str, ...],
@@ -343,6 +361,8 @@ def check(
     disable: tuple[str, ...],
     baseline_path: str | None,
     write_baseline_path: str | None,
+    verbose: bool,
+    color: str,
     **model: Any,
 ) -> None:
     """Check PATH for Flux hazards.
@@ -376,8 +396,10 @@ def check(
         click.echo(f"fluxgraph: wrote {len(report.findings)} findings to {write_baseline_path}", err=True)
     for i, fmt in enumerate(formats):
         out = outputs[i] if outputs else None
-        color = out is None and fmt == "text" and sys.stdout.isatty()
-        _emit(FORMATS[fmt](report, color), out)
+        tty = out is None and sys.stdout.isatty()
+        colored = fmt == "text" and (color == "always" or (color == "auto" and tty and not os.environ.get("NO_COLOR")))
+        width = shutil.get_terminal_size((100, 24)).columns if tty else 100
+        _emit(FORMATS[fmt](report, colored, width=width, verbose=verbose), out)
     threshold = Severity(fail_on) if fail_on else (settings.config.fail_on or Severity.ERROR)
     sys.exit(0 if write_baseline_path else report.exit_code(threshold))
 

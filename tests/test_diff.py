@@ -554,6 +554,8 @@ def test_findings_new_at_head_use_the_check_schema_and_fail(tmp_path):
     assert [f["rule"] for f in new] == ["dangling-dependency"]
     assert set(new[0]) == {
         "rule",
+        "headline",
+        "notes",
         "severity",
         "file",
         "line",

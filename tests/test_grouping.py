@@ -60,7 +60,9 @@ def test_every_format_shows_the_grouped_finding_once(tmp_path):
     sarif = json.loads(run.invoke(main, ["check", str(repo), "--format", "sarif"]).output)
     [result] = sarif["runs"][0]["results"]
     assert result["properties"]["kustomizations"] == f["kustomizations"]
-    assert result["message"]["text"] == f["message"]
+    assert result["message"]["text"] == f["headline"]
+    assert result["properties"]["message"] == f["message"]
+    assert {"label": "affected", "text": "3 Kustomizations", "items": f["kustomizations"]} in f["notes"]
     assert len(result["relatedLocations"]) == 3
     junit = run.invoke(main, ["check", str(repo), "--format", "junit"]).output
     assert junit.count("<failure") == 1 and "3 Kustomizations: flux-system/apps" in junit

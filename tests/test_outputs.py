@@ -77,7 +77,12 @@ def test_github_annotations_are_escaped():
     lines = [ln for ln in res.output.splitlines() if ln.startswith("::")]
     assert lines and all(ln.startswith(("::error ", "::warning ", "::notice ")) for ln in lines)
     assert any("file=apps/kustomization.yaml,line=5,col=5" in ln for ln in lines)
-    assert any("title=fluxgraph invalid-suppression::" in ln for ln in lines)
+    # the title is the headline; the body carries the notes and the rule
+    assert any(
+        ln.startswith("::warning file=apps/kustomization.yaml,line=5,col=21,title=comment suppressing kustomize-build-error")
+        and ln.endswith("%0Arule: invalid-suppression (warning; `fluxgraph rules invalid-suppression`)")
+        for ln in lines
+    )
 
 
 def test_json_report_shape():

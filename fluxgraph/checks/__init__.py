@@ -104,6 +104,25 @@ def problem_subject(p: Problem) -> str:
     return f"{p.code}|{p.subject}" if p.subject else p.message
 
 
+HEADLINE_MAX = 100  # about: a headline with long object names may run a little over
+
+
+def problem_headline(p: Problem) -> tuple[str, tuple[Note, ...]]:
+    """The headline of the finding that reports problem ``p`` and the notes it leaves: its
+    message without the file the finding already names (``in <file>``, and that file's folder
+    before the paths it names), and, where that is still long, the message up to its first
+    ``: `` with the rest as why."""
+    text = p.message
+    folder = p.location.file.rpartition("/")[0]
+    text = text.replace(f" in {p.location.file}", "")
+    if folder:
+        text = text.replace(f"{folder}/", "")
+    head, sep, rest = text.partition(": ")
+    if len(text) > HEADLINE_MAX and sep and rest:
+        return head, (Note.why(rest),)
+    return text, ()
+
+
 def problem_check(codes: frozenset[str]) -> CheckFn:
     """A check that reports the model's recorded problems with the given codes."""
 
@@ -114,7 +133,16 @@ def problem_check(codes: frozenset[str]) -> CheckFn:
             if p.not_evaluated:
                 continue
             if p.code in codes:
-                yield ctx.finding(p.message, p.location, kustomization=p.kustomization, related=p.related, subject=problem_subject(p))
+                headline, notes = problem_headline(p)
+                yield ctx.finding(
+                    p.message,
+                    p.location,
+                    kustomization=p.kustomization,
+                    related=p.related,
+                    subject=problem_subject(p),
+                    headline=headline,
+                    notes=notes,
+                )
 
     return check
 

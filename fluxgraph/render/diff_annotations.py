@@ -90,6 +90,6 @@ def render_github(r: DiffReport) -> str:
         if e.location is not None:
             props = [f"file={_escape_prop(e.location.file)}", f"line={e.location.line}", *props]
         lines.append(f"::{_CMD[e.severity.value]} {','.join(props)}::{_escape_data(e.message)}")
-    lines.extend(finding_annotation(f, f"fluxgraph {f.rule} (new)") for f in r.all_new_findings())
+    lines.extend(finding_annotation(f, f"{f.headline} (new)") for f in r.all_new_findings())
     lines.append(summary(r))
     return "\n".join(lines) + "\n"

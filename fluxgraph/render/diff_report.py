@@ -74,7 +74,7 @@ def _change_block(o: ObjectChange) -> list[str]:
 
 
 def _finding_line(f: Finding) -> str:
-    return f"{finding_head(f)}  {f.message}"
+    return f"{finding_head(f)}  {f.headline}"
 
 
 def _cluster_text(cd: ClusterDiff, *, content: bool = True) -> list[str]:
@@ -282,7 +282,7 @@ def render_markdown(r: DiffReport) -> str:
     if new_global:
         out.append("New findings:")
         out.extend(
-            f"- {_code(f.rule)} {_code(f.location.file + ':' + str(f.location.line))} {_md(f.message)}"
+            f"- {_code(f.rule)} {_code(f.location.file + ':' + str(f.location.line))} {_md(f.headline)}"
             for f in new_global
         )
         out.append("")

@@ -226,7 +226,7 @@ def _cluster_text(ce: ClusterExplanation) -> list[str]:
         lines.append(f"  Findings ({len(ce.findings)})")
         for f in ce.findings:
             lines.append(f"    {finding_head(f)}")
-            lines.append(f"            {f.message}")
+            lines.append(f"            {f.headline}")
     else:
         lines.append("  Findings: none")
     for n in ce.notes:

@@ -18,8 +18,16 @@ def _escape_prop(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def finding_annotation(f: Finding, title: str) -> str:
-    """One workflow command for a finding, located at its file, line and column."""
+def annotation_body(f: Finding) -> str:
+    """The annotation's text under its title: the notes, one per line, and the rule."""
+    lines = [f"{n.label.value}: {n.as_text()}" for n in f.notes]
+    lines.append(f"rule: {f.rule} ({f.severity.value}; `fluxgraph rules {f.rule}`)")
+    return "\n".join(lines)
+
+
+def finding_annotation(f: Finding, title: str, body: str | None = None) -> str:
+    """One workflow command for a finding, located at its file, line and column: ``title``
+    (the headline) in bold, ``body`` (default: the notes) under it."""
     props = ",".join(
         [
             f"file={_escape_prop(f.location.file)}",
@@ -28,10 +36,10 @@ def finding_annotation(f: Finding, title: str) -> str:
             f"title={_escape_prop(title)}",
         ]
     )
-    return f"::{_CMD[f.severity.value]} {props}::{_escape_data(f.message)}"
+    return f"::{_CMD[f.severity.value]} {props}::{_escape_data(annotation_body(f) if body is None else body)}"
 
 
 def render_github(report: Report, color: bool = False) -> str:
-    lines = [finding_annotation(f, f"fluxgraph {f.rule}") for f in report.findings]
+    lines = [finding_annotation(f, f.headline) for f in report.findings]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

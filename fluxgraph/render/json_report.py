@@ -23,6 +23,8 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "kustomization": f.kustomization,
         "kustomizations": list(f.kustomizations) or ([f.kustomization] if f.kustomization else []),
         "object": str(f.obj) if f.obj else None,
+        "headline": f.headline,
+        "notes": [n.as_json() for n in f.notes],
         "message": f.message,
         "related": [{"file": r.file, "line": r.line, "column": r.column} for r in f.related],
         "fingerprint": f.fingerprint,

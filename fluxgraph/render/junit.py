@@ -7,13 +7,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from fluxgraph.catalog import load_catalog
 from fluxgraph.engine import Report
 from fluxgraph.findings import Finding
 
 
 def render_junit(report: Report, color: bool = False) -> str:
-    catalog = load_catalog()
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         by_rule[f.rule].append(f)
@@ -37,9 +35,10 @@ def render_junit(report: Report, color: bool = False) -> str:
                 file=f.location.file,
                 line=str(f.location.line),
             )
-            fail = ET.SubElement(case, "failure", message=f.message, type=f.severity.value)
-            spec = catalog.get(rid)
-            fail.text = f"{f.severity.value}: {f.message}\n{f.location}" + (f"\nfix: {spec.fix}" if spec else "")
+            fail = ET.SubElement(case, "failure", message=f.headline, type=f.severity.value)
+            fail.text = "\n".join(
+                [f"{f.severity.value}: {f.headline}", f"  at {f.location}", *(f"  {n.label.value}: {n.as_text()}" for n in f.notes)]
+            )
             tests += 1
             failures += 1
         suite.set("tests", str(tests))

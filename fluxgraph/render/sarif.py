@@ -54,10 +54,10 @@ def finding_result(f: Finding, rule_index: int) -> dict[str, Any]:
         "ruleId": f.rule,
         "ruleIndex": rule_index,
         "level": _LEVEL[f.severity],
-        "message": {"text": f.message},
+        "message": {"text": f.headline, "markdown": notes_markdown(f)},
         "locations": [_location(f.location)],
         "partialFingerprints": {"fluxgraph/v1": f.fingerprint},
-        "properties": {"cluster": f.cluster},
+        "properties": {"cluster": f.cluster, "notes": [n.as_json() for n in f.notes], "message": f.message},
     }
     if f.kustomization:
         result["properties"]["kustomization"] = f.kustomization
@@ -66,8 +66,22 @@ def finding_result(f: Finding, rule_index: int) -> dict[str, Any]:
     if f.obj is not None:
         result["properties"]["object"] = str(f.obj)
     if f.related:
-        result["relatedLocations"] = [dict(_location(r), id=i + 1) for i, r in enumerate(f.related)]
+        result["relatedLocations"] = [dict(_location(r, "evidence"), id=i + 1) for i, r in enumerate(f.related)]
     return result
+
+
+def _md(text: str) -> str:
+    """``text`` safe in Markdown: the characters that would start emphasis or markup escaped."""
+    return "".join("\\" + c if c in "\\*_[]<>|" else c for c in text)
+
+
+def notes_markdown(f: Finding) -> str:
+    """The headline and the notes as Markdown: what a viewer of ``message.markdown`` shows."""
+    lines = [_md(f.headline), ""]
+    for n in f.notes:
+        lines.append(f"- **{n.label.value}**: {_md(n.text)}" if n.text else f"- **{n.label.value}**:")
+        lines += [f"  - {_md(item)}" for item in n.items]
+    return "\n".join(lines)
 
 
 def sarif_document(
