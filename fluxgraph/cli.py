@@ -187,7 +187,7 @@ def entry() -> None:
     os._exit(code)
 
 
-GRAPH_FORMAT_NAMES = ["text", "json", "dot", "svg", "png", "mermaid"]
+GRAPH_FORMAT_NAMES = ["text", "json", "dot", "svg", "png", "mermaid", "html"]
 
 
 @main.command()
@@ -313,7 +313,7 @@ def graph(
     _emit(rendered if isinstance(rendered, str) else rendered.decode("utf-8"), output)
 
 
-CHECK_FORMATS = ["text", "json", "sarif", "junit", "github"]
+CHECK_FORMATS = ["text", "json", "sarif", "junit", "github", "html"]
 
 
 @main.command()
@@ -651,7 +651,7 @@ def move_cmd(target: str, path: str, move_to: str, move_path: str | None, write:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "markdown", "sarif", "github", "mermaid", "dot"]),
+    type=click.Choice(["text", "json", "markdown", "sarif", "github", "mermaid", "dot", "html"]),
     default="text",
     show_default=True,
 )
@@ -695,6 +695,7 @@ def diff_cmd(
     from fluxgraph.render.diff_graph import render_dot, render_mermaid
     from fluxgraph.render.diff_report import render_json as diff_json
     from fluxgraph.render.diff_report import render_markdown, render_text
+    from fluxgraph.render.html_report import render_diff_html
 
     try:
         if use_merge_base:
@@ -714,6 +715,7 @@ def diff_cmd(
         "github": diff_annotations.render_github,
         "mermaid": render_mermaid,
         "dot": render_dot,
+        "html": render_diff_html,
     }
     _emit(renderers[fmt](report), output)
     sys.exit(report.exit_code(threshold))

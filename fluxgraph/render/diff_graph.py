@@ -159,6 +159,12 @@ def _dot_str(s: str) -> str:
 
 
 def render_dot(r: DiffReport) -> str:
+    return dot_and_nodes(r)[0]
+
+
+def dot_and_nodes(r: DiffReport) -> tuple[str, dict[str, tuple[str, str, str]]]:
+    """The DOT text and, per DOT node ID, (cluster, key, label) of what it draws."""
+    drawn: dict[str, tuple[str, str, str]] = {}
     lines = [
         "digraph fluxgraph_diff {",
         "  rankdir=LR;",
@@ -176,6 +182,7 @@ def render_dot(r: DiffReport) -> str:
         lines.append(f"    label={_dot_str('cluster ' + cd.cluster)};")
         for key, (label, state) in g.nodes.items():
             ids[key] = f"n{n}"
+            drawn[ids[key]] = (cd.cluster, key, label)
             n += 1
             fill, stroke = _STYLE[state]
             style = '"rounded,filled,dashed"' if state == REMOVED else '"rounded,filled"'
@@ -189,4 +196,4 @@ def render_dot(r: DiffReport) -> str:
                 f"  {ids[a]} -> {ids[b]} [label={_dot_str(label)}, color={_dot_str(color)}, fontcolor={_dot_str(color)}{style}];"
             )
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", drawn

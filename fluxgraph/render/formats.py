@@ -33,4 +33,5 @@ FORMATS: dict[str, Renderer] = {
     "sarif": _lazy("sarif", "render_sarif"),
     "junit": _lazy("junit", "render_junit"),
     "github": _lazy("github", "render_github"),
+    "html": _lazy("html_report", "render_check_html"),
 }

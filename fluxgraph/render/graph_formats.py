@@ -110,6 +110,13 @@ def _png(view: GraphView) -> bytes:
     return run_dot(_dot(view), "png")
 
 
+def _html(view: GraphView) -> str:
+    from fluxgraph.render.html_report import render_html
+
+    names = ", ".join(c.name for c in view.clusters)
+    return render_html(view, view.findings, title=f"fluxgraph graph: {names}", summary=f"{len(view.findings)} findings")
+
+
 GRAPH_FORMATS: dict[str, GraphFormat] = {
     "text": GraphFormat("text", _text, (".txt",), diagram=False),
     "json": GraphFormat("json", _json, (".json",), diagram=False),
@@ -117,6 +124,8 @@ GRAPH_FORMATS: dict[str, GraphFormat] = {
     "svg": GraphFormat("svg", _svg, (".svg",), binary=True, graphviz=True),
     "png": GraphFormat("png", _png, (".png",), binary=True, graphviz=True),
     "mermaid": GraphFormat("mermaid", _mermaid, (".mmd", ".mermaid")),
+    # the picture needs Graphviz; without it the page is written without it and says so
+    "html": GraphFormat("html", _html, (".html", ".htm")),
 }
 
 

@@ -138,6 +138,7 @@ class GraphView:
     options: ViewOptions
     models: list[ClusterModel] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what a renderer left out, for stderr
+    findings: list[Finding] = field(default_factory=list)  # those given to build_view (the HTML report lists them)
 
     def nodes(self) -> list[ViewNode]:
         return [n for c in self.clusters for n in c.all_nodes()]
@@ -664,14 +665,14 @@ def _cluster_view(
             for n in members:
                 del b.nodes[n.key]
             names = sorted(n.key[3:] for n in members)
-            shown = pack_names(names)
+            packed = pack_names(names)
             key = f"list:{box or ''}"
             b.nodes[key] = ViewNode(
                 id=b.nid("list", box or "-"),
                 key=key,
                 kind="list",
                 title=f"{len(names)} Kustomizations without dependsOn or findings",
-                details=tuple(shown),
+                details=tuple(packed),
                 status="ok",
                 group=box,
                 tooltip="\n".join(names),
@@ -741,7 +742,8 @@ def build_view(
     ordered = sorted(models, key=lambda m: (m.root_dir, m.name))
     focus = match_focus(ordered, options.focus) if options.focus else None
     by_cluster: dict[str, list[Finding]] = defaultdict(list)
-    for f in sorted(findings):
+    findings_list = list(findings)
+    for f in sorted(findings_list):
         by_cluster[f.cluster].append(f)
     shown = [m for m in ordered if focus is None or m.name in focus]
     ids = IdAllocator()
@@ -750,4 +752,4 @@ def build_view(
         cidx = f"c{i}" if len(shown) > 1 else ""
         fs = by_cluster.get(m.name, []) + (by_cluster.get("", []) if len(shown) == 1 else [])
         clusters.append(_cluster_view(m, cidx, ids, options, fs, focus.get(m.name) if focus else None))
-    return GraphView(clusters=clusters, options=options, models=list(ordered))
+    return GraphView(clusters=clusters, options=options, models=list(ordered), findings=sorted(findings_list))
