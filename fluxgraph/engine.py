@@ -278,8 +278,12 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
         # the notes: what the members share (the first one's mechanism and caveats), the
         # members themselves as what is affected, the mixed severities, the places
         first = fs[0]
-        notes = [n for n in first.notes if n.label in (NoteLabel.WHY, NoteLabel.NOTE, NoteLabel.FIX)]
+        # what every member says alike (a caveat one member has is not the group's)
+        shared = [n for n in first.notes if all(n in f.notes for f in fs[1:])]
+        notes = [n for n in shared if n.label in (NoteLabel.WHY, NoteLabel.NOTE, NoteLabel.FIX)]
         if cause_message:
+            # the cause's own text is the mechanism of the group, not the first member's
+            notes = [Note.why(cause_message), *(n for n in notes if n.label is not NoteLabel.WHY)]
             headline = next((r.cause_headline for r in raws if r.cause_headline), "") or first.headline
             members_named = sorted(set(named_as.values()))
             notes.append(Note.affected(members_named, f"{len(members_named)} {what}{'s' if len(members_named) != 1 else ''}"))

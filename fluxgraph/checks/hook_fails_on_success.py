@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._pods import find_hooks, source_text, text_location
 from fluxgraph.cluster import AppliedObject
-from fluxgraph.findings import FixData, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity
 from fluxgraph.model import Location, value_at
 from fluxgraph.shell import analyze_exec, parse_exec
 
@@ -62,6 +62,16 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     kustomization=ks.id,
                     subject=f"{obj.ref} {hook.container} {hook.hook} {verdict.kind}",
                     fix=FixData(hook=hook.hook, variant=verdict.kind, path=tuple(spath)),
+                    headline=f"{hook.hook} hook of {hook.container} in {where} can fail on its success path",
+                    notes=[
+                        Note.why(verdict.reason[:1].upper() + verdict.reason[1:]),
+                        Note.affected([f"`{snippet}`, the statement that sets the script's exit status"]),
+                        Note.note(
+                            "the kubelet kills a container whose postStart hook fails"
+                            if hook.hook == "postStart"
+                            else "a failed preStop hook is only recorded (FailedPreStopHook)"
+                        ),
+                    ],
                 )
                 yield replace(raw, severity=_severity(hook.hook, verdict.kind))
 

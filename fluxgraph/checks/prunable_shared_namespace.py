@@ -15,7 +15,7 @@ from fluxgraph.checks._ownership import (
     shared_namespaces,
 )
 from fluxgraph.cluster import ClusterModel
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 from fluxgraph.model import as_dict, as_str
 
 ID = "prunable-shared-namespace"
@@ -62,6 +62,12 @@ def _operator_namespaces(cluster: ClusterModel) -> dict[str, str]:
 
 
 def _who(sh: SharedNamespace) -> str:
+    return "; ".join(_users(sh))
+
+
+def _users(sh: SharedNamespace) -> list[str]:
+    """What else lives in the Namespace, one entry per Kustomization, HelmRelease group or
+    component (at most MAX_LISTED, then how many more)."""
     parts: list[str] = []
     for ks_id in sorted(sh.others):
         objs = sorted(sh.others[ks_id], key=lambda o: o.location)
@@ -78,7 +84,7 @@ def _who(sh: SharedNamespace) -> str:
         parts.append(f"{comp}/ in the same Kustomization ({objs[0].ref} at {loc(objs[0].location)})")
     if len(parts) > MAX_LISTED:
         parts = parts[:MAX_LISTED] + [f"{len(parts) - MAX_LISTED} more"]
-    return "; ".join(parts)
+    return parts
 
 
 def unprotected_by_convention(protected: int, others: int) -> bool:
@@ -101,6 +107,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             f"without kustomize.toolkit.fluxcd.io/prune: disabled"
         )
         who = _who(sh)
+        notes: list[Note] = []
         if ns in IMMORTAL_NAMESPACES:
             tail = (
                 f"; removing or moving that declaration makes Flux prune it, which the API server refuses "
@@ -108,9 +115,11 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"Kustomization leaves it stuck in its finalizer)"
             )
             sev: Severity | None = Severity.INFO  # the API server refuses: nothing is deleted
+            notes.append(Note.why(tail[2].upper() + tail[3:]))
         else:
             tail = "; removing or moving that declaration, or deleting the Kustomization, deletes the Namespace and everything in it"
             sev = None
+            notes.append(Note.why(tail[2].upper() + tail[3:]))
         protected, others = sh.protected_others
         instance = _operator_namespaces(ctx.cluster).get(ns)
         if sev is None and instance is not None:
@@ -120,23 +129,31 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 "namespace with kustomize.toolkit.fluxcd.io/prune: Disabled, which kustomize-controller reads on the "
                 "object in the cluster: no Kustomization's garbage collection deletes it"
             )
+            notes = [Note.note(tail[2:])]
         elif sev is None and sh.together is not None:
             sev = Severity.INFO  # the users live in the declaration's folder: they move together
-            tail += (
-                f"; everything that uses it is declared under {sh.together}/, which holds the declaration too, so "
+            together = (
+                f"everything that uses it is declared under {sh.together}/, which holds the declaration too, so "
                 "moving or removing that folder takes them with it"
             )
+            tail += "; " + together
+            notes.append(Note.note(together))
         elif sev is None and not sh.system and unprotected_by_convention(protected, others):
             sev = Severity.INFO  # the repository does not protect its Namespaces: its own choice
             tail += f"; the cluster protects {protected} of its {others} other Namespaces this way"
+            notes.append(Note.note(f"the cluster protects {protected} of its {others} other Namespaces this way"))
         elif sev is None and protected:
             tail += f"; the cluster protects {protected} of its {others} other Namespaces with prune: disabled"
+            notes.append(Note.note(f"the cluster protects {protected} of its {others} other Namespaces with prune: disabled"))
         if who:
             tail += f"; it also holds {who}"
+            notes.append(Note.affected(_users(sh), "it also holds"))
         elif sh.system:
             tail += "; it is a system namespace"
+            notes.append(Note.note("it is a system namespace"))
         if sh.guess:
             tail += f"; {sh.guess}"
+            notes.append(Note.note(sh.guess))
         related = [objs[0].location for objs in sh.others.values()] + [
             objs[0].location for objs in sh.components.values()
         ]
@@ -148,4 +165,6 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             related=tuple(sorted(set(related))),
             subject=f"Namespace/{ns}",
             severity=sev,
+            headline=f"Shared Namespace {ns} is declared only by {sh.owner.id} (prune: true), without prune: disabled",
+            notes=tuple(notes),
         )

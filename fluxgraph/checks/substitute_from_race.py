@@ -13,7 +13,7 @@ from fluxgraph.checks._ownership import depends_on_after, ks_object, ordered_aft
 from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path, tokens
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.discovery import bootstrapped
-from fluxgraph.findings import FixData, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity
 from fluxgraph.materialize import store_of
 from fluxgraph.model import Location, as_dict
 
@@ -49,6 +49,7 @@ def _cause(p: Producer) -> dict[str, Any]:
             "their build uses the previous values, or fails on a variable the revision adds"
         ),
         "cause_subject": f"{p.owner}|{made}",
+        "cause_headline": f"{made} can be substituted by Kustomizations before {p.owner} applies it",
     }
 
 
@@ -112,6 +113,14 @@ def _self(
         related=[own.obj.location],
         subject=f"{ks.id}|{target}|self",
         fix=FixData.none(f"{ks.id} applies {target} itself: moving it to another Kustomization is a decision"),
+        headline=f"{ks.id} substitutes from {kind} {name}, which it {'produces' if own.how else 'applies'} itself",
+        notes=[
+            Note.why(
+                f"Every build of {ks.id} reads the values {target} had after the previous apply, and on a fresh "
+                f"cluster {first} before {target} exists"
+            ),
+            *([Note.note(f"it is produced by {own.how}")] if own.how else []),
+        ],
         **_cause(own),
     )
     if own.how:
@@ -145,8 +154,14 @@ def _self(
         fresh = f"; on a fresh cluster the repository's bootstrap creates it before Flux runs ({boot})"
         related = boot
     else:
-        return replace(raw, message=raw.message + stale)
-    return replace(raw, message=raw.message + stale + fresh, related=(*raw.related, related), severity=Severity.INFO)
+        return replace(raw, message=raw.message + stale, notes=(*raw.notes, Note.note(stale[2:])))
+    return replace(
+        raw,
+        message=raw.message + stale + fresh,
+        notes=(*raw.notes, Note.note(stale[2:]), Note.note(fresh[2:])),
+        related=(*raw.related, related),
+        severity=Severity.INFO,
+    )
 
 
 def _copied(obj: AppliedObject) -> bool:
@@ -212,6 +227,7 @@ def _after_consumer(
                 "fresh cluster none of them builds before it exists, so it is never written"
             ),
             "cause_subject": f"{m.obj.ref.kind}/{m.obj.ref.name}|{store[0]}/{store[2]}|after",
+            "cause_headline": f"{kind} {name} is written from {store[0]} {store[2]}, which only its consumers apply",
         }
         if store is not None
         else {}
@@ -224,6 +240,11 @@ def _after_consumer(
         related=[m.obj.location],
         subject=f"{ks.id}|{target}|after",
         fix=FixData.none(f"the object {ks.id} needs comes after it: bootstrapping it or reordering is a decision"),
+        headline=f"{ks.id} substitutes from {kind} {name}, which can only exist after it has applied",
+        notes=[
+            Note.why(why[:1].upper() + why[1:]),
+            Note.note(f"on a fresh cluster the build of {ks.id} fails before {target} exists, so nothing that would make it is applied"),
+        ],
         **cause,
     )
     return _advice_if_bootstrapped(
@@ -241,7 +262,13 @@ def _advice_if_bootstrapped(
     boot = bootstrapped(ctx.repo.bootstrap_objects, kind, ks.spec.namespace, name)
     if boot is None:
         return raw
-    return replace(raw, message=f"{raw.message}; {why(boot)}", related=(*raw.related, boot), severity=Severity.INFO)
+    return replace(
+        raw,
+        message=f"{raw.message}; {why(boot)}",
+        notes=(*raw.notes, Note.note(why(boot))),
+        related=(*raw.related, boot),
+        severity=Severity.INFO,
+    )
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -304,6 +331,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 related=[p.obj.location],
                 subject=f"{ks.id}|{target}|{p.owner}",
                 fix=fix,
+                headline=f"{ks.id} can substitute {sf.kind} {sf.name} before {p.owner} applies it",
+                notes=[
+                    Note.why(
+                        f"{target} is applied by {p.owner}{via}, but {_why(cluster, ks, p)}: a new revision can build "
+                        f"before {target} is applied or updated, with its previous values{cold}"
+                    ),
+                ],
                 **_cause(p),
             )
             used = _provides(ks, target) & _referenced(cluster).get(ks.id, set())
@@ -312,12 +346,20 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     raw,
                     message=f"{raw.message}; kustomize-controller watches {target} ({cluster.flux.watch_selector or 'reconcile.fluxcd.io/watch: Enabled'}) "
                     f"and reconciles {ks.id} again as soon as it changes, so a stale build lasts seconds",
+                    notes=(
+                        *raw.notes,
+                        Note.note(
+                            f"kustomize-controller watches {target} ({cluster.flux.watch_selector or 'reconcile.fluxcd.io/watch: Enabled'}) "
+                            f"and reconciles {ks.id} again as soon as it changes, so a stale build lasts seconds"
+                        ),
+                    ),
                     severity=Severity.INFO,
                 )
             elif not used and not cold:
                 raw = replace(
                     raw,
                     message=f"{raw.message}; none of the variables {target} provides is used by the objects {ks.id} substitutes",
+                    notes=(*raw.notes, Note.note(f"none of the variables {target} provides is used by the objects {ks.id} substitutes")),
                     severity=Severity.INFO,
                 )
             yield raw

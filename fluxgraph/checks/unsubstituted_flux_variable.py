@@ -18,7 +18,7 @@ from fluxgraph.checks._subst import (
     shell_scripts,
     text_location,
 )
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 
 ID = "unsubstituted-flux-variable"
 
@@ -76,4 +76,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         obj=obj.ref,
                         kustomization=ks.id,
                         subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{expr}",
+                        headline=f"{expr} in {obj.ref} reaches the cluster unsubstituted",
+                        notes=[
+                            Note.why(why_literal),
+                            Note.affected([f"{dotted(path)} of {obj.ref}"]),
+                            Note.evidence([evidence]),
+                        ],
                     )
