@@ -17,7 +17,7 @@ from fluxgraph.checks._ownership import (
     unresolved,
 )
 from fluxgraph.cluster import AppliedObject
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 from fluxgraph.gc import finalizer_deletes
 from fluxgraph.model import as_dict
 
@@ -121,6 +121,16 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"{deletion_policy_text(child.spec)}: renaming, moving or removing one of them deletes its stateful objects"
             ),
             cause_subject=f"{parent.id} patches {deletion_policy_text(child.spec)}",
+            headline=f"Removing or renaming Kustomization {child.id} deletes {len(hits)} stateful object{'s' if len(hits) != 1 else ''}",
+            notes=[
+                Note.why(
+                    f"It is applied by {parent.id} (prune: true) and has {deletion_policy_text(child.spec)}: its finalizer "
+                    "deletes what it applied when its object goes"
+                ),
+                Note.affected([f"{o.ref} ({loc(o.location)})" for o, _ in hits]),
+                *([] if data else [Note.note("their PersistentVolumeClaims are kept; the pods are recreated")]),
+            ],
+            cause_headline=f"The patches of {parent.id} give its children {deletion_policy_text(child.spec)} under prune: true",
         )
 
 

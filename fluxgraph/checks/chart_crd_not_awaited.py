@@ -21,7 +21,7 @@ from fluxgraph.checks._ordering import (
 from fluxgraph.checks._ownership import never_applied, unresolved
 from fluxgraph.checks._subst import FLUX_GROUPS
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 from fluxgraph.flux import NamedRef
 from fluxgraph.model import as_dict
 from fluxgraph.scope import BUILTIN
@@ -175,12 +175,21 @@ def _finding(
             "their apply can fail with no matches for kind until the chart is installed"
         ),
         cause_subject=f"{owner.id}|{p.hr.id}|{r.group}",
+        headline=f"{ks.id} can apply {r.kind} {r.name} before {hr} installs its CRD",
+        notes=[
+            Note.why(
+                f"The CRD of {r.group} comes from {hr} ({chart}); {dep}, which applies that HelmRelease but does not wait "
+                f"for it ({how_not_waiting(owner, hr)}), so on a cold boot the apply can fail with no matches for kind {r.kind}"
+            ),
+        ],
+        cause_headline=f"{owner.id} applies {hr}, which installs the CRDs of {r.group}, without waiting for it",
     )
     if oob is not None:
         at = f" ({oob.location.file_line})" if oob.location is not None else ""
         raw = replace(
             raw,
             message=f"{raw.message}; {oob.how}{at}, which covers a cold boot that runs it first",
+            notes=(*raw.notes, Note.note(f"{oob.how}{at}, which covers a cold boot that runs it first")),
             related=(*raw.related, *((oob.location,) if oob.location is not None else ())),
             cause_message=f"{raw.cause_message}; {oob.how}{at}",
         )
@@ -188,6 +197,6 @@ def _finding(
         return replace(raw, severity=Severity.INFO)
     soon = quick_retry(ks)
     if soon is not None:
-        return replace(raw, message=f"{raw.message}; {soon}", severity=Severity.INFO)
+        return replace(raw, message=f"{raw.message}; {soon}", notes=(*raw.notes, Note.note(soon)), severity=Severity.INFO)
     return raw
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import ks_object, loc
 from fluxgraph.cluster import KustomizationNode
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 from fluxgraph.model import Location, as_dict
 
 ID = "cross-source-depends-on"
@@ -62,4 +62,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             kustomization=ks.id,
             related=tuple(dep.declared_at or dep.spec.location for _, dep in crossing),
             subject=f"{ks.id} dependsOn {names}",
+            headline=f"{ks.id} dependsOn {names} of another source: Ready, not the same revision",
+            notes=(
+                Note.why(
+                    f"With different sources Flux only waits for {names} to be Ready, not for "
+                    f"{'it' if len(crossing) == 1 else 'them'} to apply the revision that {ks.id} (source {mine}) is about to apply"
+                ),
+                Note.affected([d.strip() for d in deps.split(";")], "dependsOn"),
+            ),
         )

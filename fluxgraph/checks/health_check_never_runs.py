@@ -23,7 +23,7 @@ from fluxgraph.checks._health import (
 from fluxgraph.checks._ordering import HR_GROUP, KS_GROUP, apply_skipped, blind_spots, ks_location
 from fluxgraph.checks._subst import producers
 from fluxgraph.cluster import ClusterModel, KustomizationNode
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 from fluxgraph.model import Location, as_dict
 
 ID = "health-check-never-runs"
@@ -270,5 +270,11 @@ def _finding(
         if cause is not None
         else "",
         cause_subject=f"{ks.parent} patches {key}" if cause is not None else "",
+        headline=f"{what} is never evaluated",
+        notes=[
+            Note.why(why[:1].upper() + why[1:]),
+            Note.affected(deps, "waiting for it to be Ready") if deps else Note.note("no Kustomization waits for it to be Ready"),
+        ],
+        cause_headline=f"The patches of {ks.parent} give child Kustomizations a {key} entry never evaluated",
     )
     return raw if severity is Severity.WARNING else replace(raw, severity=severity)

@@ -18,7 +18,7 @@ from fluxgraph.checks._ownership import (
     unresolved,
 )
 from fluxgraph.cluster import AppliedObject
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 from fluxgraph.kustomize.build import KUSTOMIZATION_FILES
 from fluxgraph.model import Location, ObjRef, as_dict
 
@@ -135,6 +135,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             cause=Location(_folder_file(ctx, folder, decls[0].location.file)) if shared else None,
             cause_message=f"Kustomizations {' and '.join(owners)} both apply the objects of {folder or '.'}/",
             cause_subject=f"{' '.join(owners)} {folder}",
+            headline=f"{_what(ref)} is applied by {len(decls)} Kustomizations",
+            notes=[
+                Note.affected([f"{o.owner} ({loc(o.location)})" for o in decls]),
+                *([Note.note(why)] if why else []),
+            ],
+            cause_headline=f"{' and '.join(owners)} both apply the objects of {folder or '.'}/",
         )
         yield raw if why is None else replace(raw, severity=Severity.INFO)
 

@@ -16,7 +16,7 @@ from fluxgraph.checks._ordering import (
     ks_location,
 )
 from fluxgraph.cluster import HelmReleaseNode
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 from fluxgraph.flux import parse_duration
 from fluxgraph.model import as_dict
 
@@ -150,5 +150,18 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"{duration(timeout)}, shorter than the HelmReleases they wait for may take to become ready"
             ),
             cause_subject=f"{ks.parent} patches timeout {duration(timeout)}",
+            headline=f"{ks.id} waits {duration(timeout)} for HelmRelease {hr.id}, which may take {duration(need.seconds)}",
+            notes=[
+                Note.why(
+                    f"Kustomization {ks.id} waits for HelmRelease {hr.id} ({how}) for at most {duration(timeout)} "
+                    f"({tdesc}); the HelmRelease may take {duration(need.seconds)} to become ready ({need.how})"
+                ),
+                *(
+                    [Note.affected([s[1] for s in short[1:]], f"{len(short) - 1} more HelmRelease(s) may also take longer")]
+                    if len(short) > 1
+                    else []
+                ),
+            ],
+            cause_headline=f"The patches of {ks.parent} give child Kustomizations a {duration(timeout)} health-check timeout",
         )
         yield raw
