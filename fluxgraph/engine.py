@@ -8,6 +8,7 @@ Checks run in two phases: ordinary checks (phase 1) see the model; checks with `
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 from fluxgraph.api import Repository, load
 from fluxgraph.catalog import load_catalog
-from fluxgraph.checks import CheckContext, RepoContext, phase_of, registry
+from fluxgraph.checks import HEADLINE_MAX, CheckContext, RepoContext, phase_of, registry
 from fluxgraph.findings import Finding, Note, NoteLabel, RawFinding, Severity, fingerprint
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import RepoFS
@@ -143,8 +144,8 @@ def run_checks(
             related=raw.related,
             fingerprint=Finding.fingerprint_of(rid, raw),
             fix=raw.fix,
-            headline=raw.headline or raw.message,
-            notes=compose_notes(raw.notes, raw.related, catalog[rid].fix),
+            headline=raw.headline or split_message(raw.message)[0],
+            notes=compose_notes(raw.notes if raw.headline else split_message(raw.message)[1], raw.related, catalog[rid].fix),
         )
         if key not in findings:
             causes[key] = raw
@@ -206,6 +207,57 @@ def run_checks(
 MAX_NAMED = 6  # Kustomizations named in the message of a finding grouped per cause
 MAX_RELATED = 50
 _NOTE_ORDER = {label: i for i, label in enumerate(NoteLabel)}
+
+
+def _top_level(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` where it is outside brackets and quotes (a message quotes
+    expressions, lines and errors that hold separators of their own)."""
+    parts: list[str] = []
+    depth, quote, start, i = 0, "", 0, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"`" and (i == 0 or not text[i - 1].isalnum()):
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i = i + len(sep)
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def split_message(message: str) -> tuple[str, tuple[Note, ...]]:
+    """The headline and notes of a finding whose check gives only its whole ``message`` (a
+    check's own ``headline`` and ``notes`` are better, and most give them): messages are written
+    ``fact: mechanism; caveat; caveat``, so the fact is the headline, the mechanism its why and
+    each caveat a note, cut where no bracket or quote is open. A message short enough is its
+    own headline."""
+    if len(message) <= HEADLINE_MAX:
+        return message, ()
+    head, *caveats = _top_level(message, "; ")
+    notes: list[Note] = []
+    fact, *rest = _top_level(head, ": ")
+    if rest and len(fact) >= 20:
+        why = ": ".join(rest)
+        head = fact
+        notes.append(Note.why(_sentence(why)))
+    notes += [Note.note(c) for c in caveats if c]
+    return head, tuple(notes)
+
+
+def _sentence(text: str) -> str:
+    """``text`` with its first letter capitalised when it starts with a plain word (never a
+    name such as ``flux-system/apps`` or ``spec.path``)."""
+    if re.match(r"[a-z]+(?=[ ,])", text):
+        return text[:1].upper() + text[1:]
+    return text
 
 
 def compose_notes(notes: Iterable[Note], related: Iterable[Location], fix: str) -> tuple[Note, ...]:
@@ -283,7 +335,8 @@ def group_by_cause(items: list[tuple[Finding, RawFinding]]) -> list[Finding]:
         notes = [n for n in shared if n.label in (NoteLabel.WHY, NoteLabel.NOTE, NoteLabel.FIX)]
         if cause_message:
             # the cause's own text is the mechanism of the group, not the first member's
-            notes = [Note.why(cause_message), *(n for n in notes if n.label is not NoteLabel.WHY)]
+            why = next((r.cause_why for r in raws if r.cause_why), "") or cause_message
+            notes = [Note.why(why), *(n for n in notes if n.label is not NoteLabel.WHY)]
             headline = next((r.cause_headline for r in raws if r.cause_headline), "") or first.headline
             members_named = sorted(set(named_as.values()))
             notes.append(Note.affected(members_named, f"{len(members_named)} {what}{'s' if len(members_named) != 1 else ''}"))

@@ -155,6 +155,7 @@ class RawFinding:
     notes: tuple[Note, ...] = ()
     # the headline of the grouped finding (``cause_message`` is its long text)
     cause_headline: str = ""
+    cause_why: str = ""  # the group's mechanism, where ``cause_message`` says more than that
 
 
 @dataclass(frozen=True, order=True)

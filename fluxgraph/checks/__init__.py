@@ -52,6 +52,7 @@ class _Findings:
         headline: str = "",
         notes: Iterable[Note] = (),
         cause_headline: str = "",
+        cause_why: str = "",
     ) -> RawFinding:
         """A finding; ``cause``, ``cause_message`` and ``cause_subject`` group it with the
         findings of the same rule that share its cause (see ``RawFinding``). ``headline`` is
@@ -62,6 +63,7 @@ class _Findings:
             headline=headline,
             notes=tuple(notes),
             cause_headline=cause_headline,
+            cause_why=cause_why,
             location=location,
             obj=obj,
             kustomization=kustomization,
@@ -105,6 +107,17 @@ def problem_subject(p: Problem) -> str:
 
 
 HEADLINE_MAX = 100  # about: a headline with long object names may run a little over
+
+
+def field_notes(owner: str, hint: str, schema: str, effect: str = "") -> tuple[Note, ...]:
+    """The notes of a finding about a field that a schema does not have: what the API server
+    does with it (``effect``, by default it drops the field), the suggestion (``hint`` as
+    ``fluxapi.unknown_field_words`` gives it) and the schema it was judged against."""
+    why = effect or f"The API server drops it when {owner} applies the object"
+    notes = [Note.why(why), Note.note(f"schema: {schema}")]
+    if hint:
+        notes.append(Note.note(hint.removeprefix("; ")))
+    return tuple(notes)
 
 
 def problem_headline(p: Problem) -> tuple[str, tuple[Note, ...]]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import dotted, quote, render_expr, tokens
-from fluxgraph.findings import FixData, RawFinding
+from fluxgraph.findings import FixData, Note, RawFinding
 
 ID = "child-variable-substituted-by-parent"
 
@@ -31,6 +31,14 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             f"{tok.ref.name}, but its parent {tok.ks.id} substitutes the child's manifest first and defines no "
             f"{tok.ref.name}: {effect}, so {child} never sees {tok.expr}",
             tok.location,
+            headline=f"{tok.expr} in Kustomization {child} is substituted by its parent {tok.ks.id} first",
+            notes=(
+                Note.why(
+                    f"{tok.ks.id} substitutes the child's manifest before the child exists and defines no "
+                    f"{tok.ref.name}: {effect}, so {child} never sees {tok.expr}"
+                ),
+                Note.affected([f"{dotted(tok.path)} of Kustomization {child}"]),
+            ),
             obj=tok.obj.ref,
             kustomization=tok.ks.id,
             subject=tok.subject,

@@ -62,7 +62,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             kustomization=ks.id,
             related=tuple(dep.declared_at or dep.spec.location for _, dep in crossing),
             subject=f"{ks.id} dependsOn {names}",
-            headline=f"{ks.id} dependsOn {names} of another source: Ready, not the same revision",
+            headline=(
+                f"{ks.id} dependsOn {names if len(crossing) == 1 else f'{len(crossing)} Kustomizations'} of another "
+                "source: Ready, not the same revision"
+            ),
             notes=(
                 Note.why(
                     f"With different sources Flux only waits for {names} to be Ready, not for "

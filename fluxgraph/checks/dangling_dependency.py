@@ -14,7 +14,7 @@ from fluxgraph.checks._ordering import (
     pattern_matches,
     unresolved,
 )
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 from fluxgraph.flux import NamedRef
 
 ID = "dangling-dependency"
@@ -22,6 +22,14 @@ ID = "dangling-dependency"
 
 def _same_name(ids: list[str], dep: NamedRef) -> list[str]:
     return sorted(i for i in ids if i.partition("/")[2] == dep.name and i != str(dep))
+
+
+def _extra_notes(extra: str) -> tuple[Note, ...]:
+    """The facts ``_facts`` adds to the message, as notes."""
+    text = extra.strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    return tuple(Note.note(part) for part in text.split("; ") if part) if text else ()
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -47,6 +55,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             yield ctx.finding(
                 f"Kustomization {ks.id} depends on Kustomization {dep}, which is not declared in cluster {cluster.name}{extra}",
                 ks_depends_on_location(cluster, ks.id, dep),
+                headline=f"Kustomization {ks.id} depends on {dep}, which is not declared in {cluster.name}",
+                notes=_extra_notes(extra),
                 kustomization=ks.id,
                 related=[ks_location(cluster, o) for o in others],
                 subject=f"Kustomization {ks.id} -> {dep}",
@@ -66,6 +76,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             yield ctx.finding(
                 f"HelmRelease {hr.id} depends on HelmRelease {dep}, which is not declared in cluster {cluster.name}{extra}",
                 hr_depends_on_location(hr.obj, hr.spec.namespace, dep),
+                headline=f"HelmRelease {hr.id} depends on {dep}, which is not declared in {cluster.name}",
+                notes=_extra_notes(extra),
                 obj=hr.obj.ref,
                 kustomization=hr.owner,
                 related=[cluster.helm_releases[o].obj.location for o in others],

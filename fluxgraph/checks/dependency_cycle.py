@@ -10,7 +10,7 @@ import networkx as nx
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ordering import hr_depends_on_location, ks_depends_on_location
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 from fluxgraph.flux import NamedRef
 from fluxgraph.model import Location, ObjRef
 
@@ -63,9 +63,15 @@ def _report(
         if rest:
             msg += f" (also in the same cycle: {', '.join(rest)})"
         related = [where(a, b) for a, b in zip(cyc[1:-1], cyc[2:], strict=False)]
+        notes = [] if len(cyc) == 2 else [Note.affected([" -> ".join(cyc)], "the cycle")]
+        if rest:
+            notes.append(Note.note(f"also in the same cycle: {', '.join(rest)}"))
+        notes.append(Note.why(f"Flux reconciles a {kind} only after everything it depends on is ready, so none of them ever is"))
         yield ctx.finding(
             msg,
             where(cyc[0], cyc[1]),
+            headline=msg if len(cyc) == 2 else f"{len(cyc) - 1} {kind}s depend on each other in a cycle",
+            notes=tuple(notes),
             obj=obj(first),
             kustomization=owner(first),
             related=related,

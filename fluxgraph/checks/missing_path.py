@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import ks_object
-from fluxgraph.findings import RawFinding
+from fluxgraph.checks._subst import short
+from fluxgraph.findings import Note, RawFinding
 
 ID = "missing-path"
 
@@ -29,9 +30,21 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             if p.code == "missing-path" and not p.not_evaluated:
                 obj = ks_object(cluster, ks.id)
                 where = obj.resource.position(("spec", "path")) if obj is not None else p.location
+                # the headline: the message with a long path shortened and the controller's
+                # error as the why (the source line under it shows the whole path)
+                head = p.message.replace(" (kustomization path not found)", "")
+                if len(head) > 100:
+                    head = head.replace(repr(ks.spec.path), repr(short(ks.spec.path, 40)))
+                notes = (
+                    (Note.why("kustomize-controller stops the build: kustomization path not found"),)
+                    if "(kustomization path not found)" in p.message
+                    else ()
+                )
                 yield ctx.finding(
                     p.message,
                     where,
+                    headline=head.replace("of Kustomization ", "of "),
+                    notes=notes,
                     kustomization=ks.id,
                     related=p.related,
                     subject=f"{ks.id} path {ks.spec.path}",

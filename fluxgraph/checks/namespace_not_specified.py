@@ -26,7 +26,7 @@ from fluxgraph.checks._namespace import lacks_namespace
 from fluxgraph.checks._ordering import ks_location
 from fluxgraph.checks._ownership import loc, never_applied
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 from fluxgraph.model import value_at
 from fluxgraph.scope import guess_note, kind_label
 
@@ -112,6 +112,18 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     "('namespace not specified'), so its apply fails"
                 ),
                 cause_subject=f"{node.id} without namespace",
+                headline=f"{label} {ref.name} {how}, and Kustomization {node.id} gives it none",
+                notes=[
+                    Note.why(
+                        f"The API server refuses it at apply ('{ref.kind}/{ref.name} namespace not specified'; Flux does "
+                        f"not default it to the Kustomization's namespace), so the apply of {node.id} fails (nothing of "
+                        "its stage is applied, nothing is pruned)"
+                    ),
+                    Note.note("no spec.targetNamespace, no namespace: in the kustomizations that bring it in"),
+                    *([Note.note(guess_note(ref.group, ref.kind))] if not scope.known else []),
+                    *([Note.note(_consumer_text(cluster, obj, consumers).lstrip("; "))] if consumers else []),
+                ],
+                cause_headline=f"Kustomization {node.id} applies namespaced objects without a namespace",
             )
             yield raw if scope.known else _guess(raw, ref.kind)
 

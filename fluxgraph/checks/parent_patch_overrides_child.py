@@ -12,7 +12,7 @@ from fluxgraph.checks import CheckContext
 from fluxgraph.checks._charts import crds_turned_off
 from fluxgraph.checks._ordering import HR_GROUP
 from fluxgraph.cluster import ClusterModel
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 from fluxgraph.flux import parse_duration
 from fluxgraph.model import Location, as_dict
 from fluxgraph.overrides import MISSING, Override, cluster_overrides, show, watched
@@ -103,6 +103,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         if o.obj.ref.kind == "Kustomization" and o.obj.ref.group == "kustomize.toolkit.fluxcd.io":
             kustomization = f"{o.obj.ref.namespace}/{o.obj.ref.name}"
         applied = "removes it" if o.applied is MISSING else f"applies {show(o.applied)}"
+        applied_short = "removes it" if o.applied is MISSING else f"applies {show(o.applied, 24)}"
         msg = (
             f"{what} declares {o.field}: {show(o.written)}, and Flux {applied}: {site.describe()}, a patch of "
             f"{site.target}, sets it whatever the object declares"
@@ -121,5 +122,14 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             cause=site.location,
             cause_message=f"{site.patch_text()} overrides values that the objects declare themselves: {summaries[site.location]}",
             cause_subject=f"{site.written_in} spec.patches[{site.written_index}] overrides",
+            headline=f"{what} declares {o.field}: {show(o.written, 24)}, and Flux {applied_short}",
+            notes=[
+                Note.why(f"{site.describe()}, a patch of {site.target}, sets it whatever the object declares"),
+                *([Note.note(f"advice only: {why_not}")] if why_not is not None else []),
+            ],
+            cause_headline=(
+                f"spec.patches[{site.written_index}] of {site.written_in}, a patch of {site.target}, overrides "
+                "values the objects declare"
+            ),
         )
         yield raw if why_not is None else replace(raw, severity=Severity.INFO)

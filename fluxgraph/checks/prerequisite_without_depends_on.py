@@ -11,7 +11,7 @@ from fluxgraph.checks._ordering import quick_retry
 from fluxgraph.checks._ownership import happens_before, loc, never_applied, ordered_after, unresolved
 from fluxgraph.cluster import AppliedObject, ClusterModel
 from fluxgraph.discovery import bootstrapped
-from fluxgraph.findings import FixData, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity
 from fluxgraph.model import as_dict
 from fluxgraph.scope import guess_note
 
@@ -113,7 +113,33 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     guess = f"; {guess_note(user.ref.group, user.ref.kind)}"
             else:
                 need = f"applies {user.ref} ({loc(user.location)}), whose CRD {decl.ref.name} {by} applies ({loc(decl.location)})"
+            some = "it" if len(decl_ks) == 1 else "any of them"
+            decl_short = decl_ks[0] if len(decl_ks) == 1 else f"{decl_ks[0]} (or {len(decl_ks) - 1} more)"
+            if what == "Namespace":
+                headline = f"{ks.id} applies into Namespace {name}, declared by {decl_short}, with no dependsOn on {some}"
+                why = (
+                    f"Namespace {name} is declared by {by}; without a dependsOn on {some} (directly, through its "
+                    f"dependencies or parents) {ks.id} can build and apply first, and the apply of {user.ref} fails"
+                )
+            else:
+                headline = f"{ks.id} applies {user.ref.kind} {user.ref.name}, whose CRD {decl_short} applies, with no dependsOn on {some}"
+                why = (
+                    f"CRD {decl.ref.name} is applied by {by}; without a dependsOn on {some} (directly, through its "
+                    f"dependencies or parents) {ks.id} can apply first, and the dry-run of {user.ref} fails "
+                    "(no matches for kind)"
+                )
+            notes = [Note.why(why)]
+            if below and len(below) == len(decl_ks):
+                notes.append(Note.note(f"{below[0]} is applied by {ks.id} itself, so on a new cluster this apply fails before {below[0]} exists"))
+            if guess:
+                notes.append(Note.note(guess[2:]))
+            if boot is not None:
+                notes.append(Note.note(f"the repository's bootstrap creates Namespace {name} before Flux runs ({loc(boot)}), which covers a cluster built with that step"))
+            if soon is not None and not below:
+                notes.append(Note.note(soon))
             yield RawFinding(
+                headline=headline,
+                notes=tuple(notes),
                 message=(
                     f"Kustomization {ks.id} {need}, but it has no dependsOn on {'it' if len(decl_ks) == 1 else 'any of them'}, "
                     f"directly or through its dependencies or parents"

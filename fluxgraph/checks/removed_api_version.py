@@ -21,7 +21,7 @@ from dataclasses import replace
 from fluxgraph import flux as flux_mod
 from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext
-from fluxgraph.findings import FixData, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity
 from fluxgraph.model import Location
 
 ID = "removed-api-version"
@@ -51,6 +51,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         served = [v for v, e in sorted(crd.versions.items()) if e.served and not e.deprecated] if crd is not None else []
         migrate = f"flux migrate -f . rewrites it to {group}/{served[0]}" if len(served) == 1 else "flux migrate -f . rewrites it"
         what = f"{kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
+        src_short, _, src_where = source.partition(" (")
+        src_note = [Note.note(f"{src_short}: {src_where[:-1]}")] if src_where else []
         rel = fluxapi.releases()
         ahead = not applied and first is not None and apis.release is not None and rel.index(first) > rel.index(apis.release)
         if (entry is None or not entry.served) and ahead:
@@ -65,6 +67,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"{kind} objects use {group}/{version}, which {fact}: either the cluster runs a newer Flux than "
                 f"the repository pins, or the apply of each Kustomization applying one fails {tail}"
             )
+            fact_h = f"which {src_short} does not serve yet"
+            why = (
+                f"Flux {first} is the first to serve it: either the cluster runs a newer Flux than the "
+                f"repository pins, or the apply of {obj.owner} fails {tail}"
+            )
+            extra: list[Note] = []
             severity = Severity.WARNING
             verdict = "ahead"
         elif entry is None or not entry.served:
@@ -77,6 +85,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             tail = f"(no matches for kind {kind} in version {group}/{version}); {migrate}"
             message = f"{what} uses {group}/{version}, which {fact}: the apply of {obj.owner} fails {tail}"
             cause = f"{kind} objects use {group}/{version}, which {fact}: the apply of each Kustomization applying one fails {tail}"
+            fact_h = f"which {src_short} has no {kind} kind" if crd is None else f"which {src_short} does not serve"
+            why = f"The apply of {obj.owner} fails (no matches for kind {kind} in version {group}/{version})"
+            if removed and crd is not None:
+                why += f": Flux {removed} removed it"
+            extra = [Note.note(f"Flux {last} is the last to serve it")] if flux.assumed and not applied and last is not None else []
+            extra.append(Note.note(migrate))
             severity = Severity.WARNING if flux.assumed and not applied else Severity.ERROR
             verdict = "removed"
         else:
@@ -85,11 +99,24 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             when = f"Flux {removed} removes it" if removed else "a later Flux removes it"
             message = f"{what} uses {group}/{version}, which {source} serves deprecated: {when}; {migrate}"
             cause = f"{kind} objects use {group}/{version}, which {source} serves deprecated: {when}; {migrate}"
+            fact_h = f"deprecated in {src_short}"
+            why = f"{when[:1].upper()}{when[1:]}: the apply of {obj.owner} then fails"
+            extra = [Note.note(migrate)]
             severity = Severity.WARNING if soon else Severity.INFO
             verdict = "deprecated"
+        cause_headline = f"{kind} objects use {group}/{version}, " + fact_h
+        if verdict == "deprecated":
+            cause_headline = f"{kind} objects use {group}/{version}, deprecated in {src_short}"
+        cause_why = why.replace(f"the apply of {obj.owner}", "the apply of each Kustomization applying one").replace(
+            f"The apply of {obj.owner}", "The apply of each Kustomization applying one"
+        )
         raw = ctx.finding(
             message,
             obj.resource.position(("apiVersion",)),
+            headline=f"{what} uses {group}/{version}, {fact_h}",
+            notes=(Note.why(why), *src_note, *extra),
+            cause_headline=cause_headline,
+            cause_why=cause_why,
             obj=obj.ref,
             kustomization=obj.owner,
             subject=f"{obj.ref.key}|{group}/{version}",

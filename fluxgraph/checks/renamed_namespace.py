@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ownership import loc, renamed_namespaces
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 
 ID = "renamed-namespace"
 
@@ -39,7 +39,11 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             why = f"{r.protected} keeps it from being pruned" if r.protected else "prune: false"
             parts.append(f"Kustomization {ks.id} takes over {r.renamed} ({why})")
         sev: Severity | None = None if r.prunable else Severity.INFO  # nothing can be pruned
+        notes = [Note.note(p) for p in parts[1:]]
+        by = f"spec.targetNamespace of {ks.id}" if r.by_target_namespace else f"a kustomize `namespace:` in {ks.id}"
         yield RawFinding(
+            headline=f"Namespace {r.original} is renamed to {r.renamed} by {by}",
+            notes=tuple(notes),
             message="; ".join(parts),
             location=r.obj.resource.position(("metadata", "name")),
             obj=r.obj.ref,

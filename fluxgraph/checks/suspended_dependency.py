@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._ordering import has_ready_expr, ks_depends_on_location, ks_location
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 
 ID = "suspended-dependency"
 
@@ -31,6 +31,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"Kustomization {ks.id} depends on Kustomization {node.id}, which is suspended (spec.suspend: true) "
                 f"and builds from the same source {src.id}",
                 ks_depends_on_location(cluster, ks.id, dep),
+                headline=f"Kustomization {ks.id} depends on {node.id}, which is suspended",
+                notes=(
+                    Note.why(
+                        f"Both build from {src.id}: Flux waits for {node.id} to reconcile the revision {ks.id} is "
+                        "about to apply, which a suspended Kustomization never does"
+                    ),
+                ),
                 kustomization=ks.id,
                 related=[ks_location(cluster, node.id, ("spec", "suspend"))],
                 subject=f"{ks.id} -> {node.id}",

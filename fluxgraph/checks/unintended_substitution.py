@@ -23,7 +23,7 @@ from fluxgraph.checks._subst import (
     text_location,
     tokens,
 )
-from fluxgraph.findings import FixData, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity
 
 ID = "unintended-substitution"
 
@@ -56,6 +56,11 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             f"{tok.expr} in {dotted(tok.path)} of {tok.obj.ref} is substituted by Kustomization {tok.ks.id} although "
             f"{tok.why}: {effect}",
             tok.location,
+            headline=f"{tok.expr} in {tok.obj.ref} is substituted by {tok.ks.id}",
+            notes=(
+                Note.why(f"{tok.why[:1].upper()}{tok.why[1:]}, but Flux substitutes every ${{...}} it builds: {effect}"),
+                Note.affected([f"{dotted(tok.path)} of {tok.obj.ref}"]),
+            ),
             obj=tok.obj.ref,
             kustomization=tok.ks.id,
             subject=tok.subject,
@@ -97,6 +102,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     f"{run} in {dotted(path)} of {obj.ref} is halved to {halved} by Kustomization {ks.id}'s "
                     f"substitution ({short(line, 60)}){became}",
                     text_location(obj, path, m.start()),
+                    headline=f"{run} in {obj.ref} is halved to {halved} by {ks.id}'s substitution",
+                    notes=(
+                        Note.why("Flux's substitution renders `$$` as `$`, also where no `{` follows"),
+                        Note.affected([f"{dotted(path)} of {obj.ref}"]),
+                        *([Note.note(f"the line becomes {short(after.strip(), 100)}")] if after is not None else []),
+                    ),
                     obj=obj.ref,
                     kustomization=ks.id,
                     subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{run}|{line}",

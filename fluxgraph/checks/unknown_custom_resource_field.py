@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fluxgraph import fluxapi
-from fluxgraph.checks import CheckContext
+from fluxgraph.checks import CheckContext, field_notes
 from fluxgraph.findings import FixData, RawFinding
 from fluxgraph.gc import APPLY_EXCLUSIONS, metadata_match
 
@@ -44,6 +44,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"{what} has {name}, which the {obj.resource.api_version} {obj.ref.kind} of the CRD the cluster applies "
                 f"({crd.where}) does not have: the API server drops it when {obj.owner} applies the object{hint}",
                 obj.resource.position(u.path, key=True),
+                headline=f"{what} has {name}, which {obj.resource.api_version} does not have",
+                notes=field_notes(obj.owner, hint, f"{obj.resource.api_version} {obj.ref.kind} of the CRD the cluster applies ({crd.where})"),
                 obj=obj.ref,
                 kustomization=obj.owner,
                 subject=f"{obj.ref.key}|{name}",

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from fluxgraph import fluxapi
-from fluxgraph.checks import CheckContext
+from fluxgraph.checks import CheckContext, field_notes
 from fluxgraph.findings import FixData, RawFinding, Severity
 
 ID = "unknown-flux-field"
@@ -46,6 +46,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"{what} has {name}, which {schema} does not have: "
                 f"the API server drops it when {obj.owner} applies the object{hint}",
                 obj.resource.position(u.path, key=True),
+                headline=f"{what} has {name}, which {group}/{version} does not have",
+                notes=field_notes(obj.owner, hint, schema.removeprefix("the ")),
                 obj=obj.ref,
                 kustomization=obj.owner,
                 subject=f"{obj.ref.key}|{name}",
@@ -61,6 +63,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         raw,
                         message=f"{what} has {name} but not {meant}, which {schema} requires: the API server "
                         f"rejects the object, so the apply of {obj.owner} fails{hint}",
+                        headline=f"{what} has {name} but not {meant}, which {group}/{version} requires",
+                        notes=field_notes(
+                            obj.owner,
+                            hint,
+                            schema.removeprefix("the "),
+                            f"The API server rejects the object, so the apply of {obj.owner} fails",
+                        ),
                         severity=Severity.ERROR,
                     )
             yield raw

@@ -28,7 +28,7 @@ from fluxgraph import fluxapi, fluxrelease
 from fluxgraph.admission import merge_values
 from fluxgraph.checks import CheckContext
 from fluxgraph.cluster import AppliedObject, ClusterModel, HelmReleaseNode, object_values
-from fluxgraph.findings import FixData, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity
 from fluxgraph.model import Location, Problem, as_dict, as_list, as_str, dotted
 from fluxgraph.strvals import StrvalsError, replace_path_value
 from fluxgraph.yamlio import load_text
@@ -121,8 +121,18 @@ def _judge(
     subject = f"{hr.obj.ref.key}|{i}|{path}"
     fix = FixData.none("escaping the value or setting literal: true is a decision about what the chart should receive")
 
-    def finding(message: str) -> RawFinding:
-        return ctx.finding(message, location, obj=hr.obj.ref, kustomization=hr.owner, related=related, subject=subject, fix=fix)
+    def finding(message: str, headline: str, why: str) -> RawFinding:
+        return ctx.finding(
+            message,
+            location,
+            headline=headline,
+            notes=(Note.why(why),),
+            obj=hr.obj.ref,
+            kustomization=hr.owner,
+            related=related,
+            subject=subject,
+            fix=fix,
+        )
 
     try:
         replace_path_value(copy.deepcopy(merged), path, text, literal=literal)
@@ -132,7 +142,9 @@ def _judge(
             why = f"its targetPath {path} runs through a value of another type ({e})"
         return finding(
             f"{what} merges {source} at targetPath {path}, and {why}: helm-controller fails the release "
-            "with ValuesError and installs or upgrades nothing"
+            "with ValuesError and installs or upgrades nothing",
+            f"{what} fails: Helm's --set parser cannot read {source}",
+            f"{why[:1].upper()}{why[1:]}: helm-controller fails the release with ValuesError and installs or upgrades nothing",
         )
     if literal:
         return None
@@ -167,7 +179,9 @@ def _judge(
     if not problem:
         return None
     message = f"{what} merges {source} at targetPath {path}, which helm-controller parses with Helm's --set syntax: {problem}"
-    return replace(finding(message), severity=Severity.WARNING)
+    headline = f"{what} receives {path} altered by Helm's --set parser"
+    why = f"helm-controller merges {source} at targetPath {path} with Helm's --set syntax: {problem}"
+    return replace(finding(message, headline, why), severity=Severity.WARNING)
 
 
 def _config_objects(cluster: ClusterModel) -> dict[tuple[str, str, str, str], AppliedObject]:
