@@ -399,7 +399,7 @@ def check(
         tty = out is None and sys.stdout.isatty()
         colored = fmt == "text" and (color == "always" or (color == "auto" and tty and not os.environ.get("NO_COLOR")))
         width = shutil.get_terminal_size((100, 24)).columns if tty else 100
-        _emit(FORMATS[fmt](report, colored, width=width, verbose=verbose), out)
+        _emit(FORMATS[fmt](report, colored, width=width, verbose=verbose), out, color=colored or None)
     threshold = Severity(fail_on) if fail_on else (settings.config.fail_on or Severity.ERROR)
     sys.exit(0 if write_baseline_path else report.exit_code(threshold))
 
@@ -721,7 +721,9 @@ def diff_cmd(
     sys.exit(report.exit_code(threshold))
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str, output: str | None, color: bool | None = None) -> None:
+    """``text`` to ``output`` or stdout; ``color`` True keeps the escape codes that click strips
+    from output that is not a terminal (``--color always``)."""
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
@@ -729,4 +731,4 @@ def _emit(text: str, output: str | None) -> None:
         except OSError as e:
             _fail(f"cannot write {output}: {e.strerror}")
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color)

@@ -16,7 +16,7 @@ from fluxgraph.checks._subst import (
     short,
     text_location,
 )
-from fluxgraph.findings import FixData, RawFinding
+from fluxgraph.findings import FixData, Note, RawFinding
 
 ID = "escape-without-substitution"
 
@@ -57,6 +57,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     yield ctx.finding(
                         f"{esc} in {dotted(path)} of {obj.ref} is never unescaped: {why}; {effect}",
                         text_location(obj, path, m.start()),
+                        headline=f"{esc} in {obj.ref} is never unescaped",
+                        notes=(Note.why(f"{why[:1].upper()}{why[1:]}; {effect}"), Note.affected([f"{dotted(path)} of {obj.ref}"])),
                         obj=obj.ref,
                         kustomization=ks.id,
                         subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{esc}",

@@ -13,7 +13,7 @@ from fluxgraph.checks._ownership import revision_ordered_after
 from fluxgraph.checks._subst import Producer, field_location, producers, substitute_from_path
 from fluxgraph.checks.chart_crd_not_awaited import how_not_waiting, wait_path
 from fluxgraph.cluster import ClusterModel, KustomizationNode
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 from fluxgraph.flux import NamedRef
 from fluxgraph.model import Location
 
@@ -115,4 +115,17 @@ def _finding(
             "exists"
         ),
         cause_subject=f"{owner.id}|{maker}",
+        headline=f"{ks.id} substitutes from {secret}, which {owner.id} does not wait for",
+        notes=(
+            Note.why(
+                f"{ks.id} {order}, which applies {maker} (it makes the Secret) but does not wait for it "
+                f"({how_not_waiting(owner, maker)}): {owner.id} is Ready before the controller has written the "
+                f"Secret, so on a cold boot {consequence}"
+            ),
+        ),
+        cause_headline=f"{owner.id} applies {maker}, which makes {secret}, without waiting for it",
+        cause_why=(
+            f"Kustomizations that depend on {owner.id} substitute from that Secret: on a cold boot their build can "
+            "run before the Secret exists"
+        ),
     )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from fluxgraph import envsubst
 from fluxgraph.checks import CheckContext
 from fluxgraph.checks._subst import dotted, short, text_location
-from fluxgraph.findings import RawFinding
+from fluxgraph.findings import Note, RawFinding
 from fluxgraph.model import value_at
 
 ID = "invalid-substitution-syntax"
@@ -39,6 +39,11 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"{snippet} in {dotted(path)} of {obj.ref} is not valid Flux substitution syntax: the build of "
                 f"Kustomization {ks.id} fails ({detail})",
                 text_location(obj, path, start),
+                headline=f"{snippet} in {obj.ref} is not valid Flux substitution syntax",
+                notes=(
+                    Note.why(f"The build of Kustomization {ks.id} fails ({detail})"),
+                    Note.affected([f"{dotted(path)} of {obj.ref}"]),
+                ),
                 obj=obj.ref,
                 kustomization=ks.id,
                 subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{snippet}",

@@ -12,7 +12,7 @@ from fluxgraph.checks._ownership import ks_object, loc
 from fluxgraph.checks._subst import field_location, producers, substitute_from_path
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.discovery import bootstrapped
-from fluxgraph.findings import RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity
 
 ID = "missing-substitute-from"
 
@@ -27,6 +27,12 @@ def _unbuilt_could_apply(cluster: ClusterModel, namespace: str, home: str) -> Ku
             if ks.spec.target_namespace in (None, "", namespace):
                 return ks
     return None
+
+
+def _sentence_of(msg: str) -> str:
+    """The mechanism part of the message (after the fact)."""
+    rest = msg.split("; ", 1)[1] if "; " in msg.split(":", 1)[0] else msg.split(": ", 1)[-1]
+    return rest[:1].upper() + rest[1:]
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -68,6 +74,11 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 field_location(
                     decl, substitute_from_path(decl, sf.kind, sf.name), ks.declared_at or ks.spec.location
                 ),
+                headline=(
+                    f"{ks.id} substitutes from {sf.kind} {ns}/{sf.name}, "
+                    + ("whose copy in this repository has no namespace" if stray else "which this repository does not apply")
+                ),
+                notes=(Note.why(_sentence_of(msg)),),
                 kustomization=ks.id,
                 subject=f"{ks.id}|{sf.kind}/{ns}/{sf.name}",
             )
@@ -78,6 +89,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     raw,
                     message=f"{raw.message}; the repository's bootstrap creates a {sf.kind} {sf.name} before Flux runs "
                     f"({loc(boot)}), which covers a cluster built with that step",
+                    notes=(
+                        *raw.notes,
+                        Note.note(
+                            f"the repository's bootstrap creates a {sf.kind} {sf.name} before Flux runs ({loc(boot)}), "
+                            "which covers a cluster built with that step"
+                        ),
+                    ),
                     related=(*raw.related, boot),
                     severity=Severity.INFO,
                 )
