@@ -52,7 +52,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         migrate = f"flux migrate -f . rewrites it to {group}/{served[0]}" if len(served) == 1 else "flux migrate -f . rewrites it"
         what = f"{kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
         src_short, _, src_where = source.partition(" (")
-        src_note = [Note.note(f"{src_short}: {src_where[:-1]}")] if src_where else []
+        src_note = [Note.note(f"judged against {source}")] if src_where else []
         rel = fluxapi.releases()
         ahead = not applied and first is not None and apis.release is not None and rel.index(first) > rel.index(apis.release)
         if (entry is None or not entry.served) and ahead:
