@@ -133,6 +133,7 @@ def run_checks(
     def stamp(rid: str, raw: RawFinding, cluster: str) -> None:
         sev = (severities or {}).get(rid) or raw.severity or catalog[rid].severity
         key = (rid, raw.location, raw.message)
+        headline, notes = (raw.headline, raw.notes) if raw.headline else split_message(raw.message)
         f = Finding(
             location=raw.location,
             rule=rid,
@@ -144,8 +145,8 @@ def run_checks(
             related=raw.related,
             fingerprint=Finding.fingerprint_of(rid, raw),
             fix=raw.fix,
-            headline=raw.headline or split_message(raw.message)[0],
-            notes=compose_notes(raw.notes if raw.headline else split_message(raw.message)[1], raw.related, catalog[rid].fix),
+            headline=headline,
+            notes=compose_notes(notes, raw.related, catalog[rid].fix),
         )
         if key not in findings:
             causes[key] = raw
