@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext, field_notes
-from fluxgraph.findings import FixData, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity
 
 ID = "unknown-flux-field"
 
@@ -57,7 +57,11 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 meant = f"{parent + '.' if parent else ''}{u.suggestion}"
                 if f"{obj.ref.kind}/{obj.ref.namespace}/{obj.ref.name}:{meant}" in reported:
                     # invalid-flux-object reports the missing field (an error): this is its cause
-                    raw = replace(raw, message=f"{raw.message} (invalid-flux-object reports the missing {meant})")
+                    raw = replace(
+                        raw,
+                        message=f"{raw.message} (invalid-flux-object reports the missing {meant})",
+                        notes=(*raw.notes, Note.note(f"invalid-flux-object reports the missing {meant}")),
+                    )
                 else:
                     raw = replace(
                         raw,
