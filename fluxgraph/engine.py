@@ -8,7 +8,6 @@ Checks run in two phases: ordinary checks (phase 1) see the model; checks with `
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 from fluxgraph.api import Repository, load
 from fluxgraph.catalog import load_catalog
 from fluxgraph.checks import HEADLINE_MAX, CheckContext, RepoContext, phase_of, registry
-from fluxgraph.findings import Finding, Note, NoteLabel, RawFinding, Severity, fingerprint
+from fluxgraph.findings import Finding, Note, NoteLabel, RawFinding, Severity, fingerprint, sentence
 from fluxgraph.model import FluxgraphError, Location, Problem
 from fluxgraph.repofs import RepoFS
 from fluxgraph.suppress import Suppression, apply, collect
@@ -248,17 +247,9 @@ def split_message(message: str) -> tuple[str, tuple[Note, ...]]:
     if rest and len(fact) >= 20:
         why = ": ".join(rest)
         head = fact
-        notes.append(Note.why(_sentence(why)))
+        notes.append(Note.why(sentence(why)))
     notes += [Note.note(c) for c in caveats if c]
     return head, tuple(notes)
-
-
-def _sentence(text: str) -> str:
-    """``text`` with its first letter capitalised when it starts with a plain word (never a
-    name such as ``flux-system/apps`` or ``spec.path``)."""
-    if re.match(r"[a-z]+(?=[ ,])", text):
-        return text[:1].upper() + text[1:]
-    return text
 
 
 def compose_notes(notes: Iterable[Note], related: Iterable[Location], fix: str) -> tuple[Note, ...]:

@@ -8,6 +8,7 @@ check never decides its own severity.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -44,6 +45,14 @@ class Applicability(StrEnum):
 
 
 JsonPath = tuple["str | int", ...]
+
+
+def sentence(text: str) -> str:
+    """``text`` with its first letter capitalised when it starts with a plain word (never a
+    name such as ``flux-system/apps``, ``helm-controller`` or ``spec.path``): a note's text."""
+    if re.match(r"[a-z]+(?=[ ,])", text):
+        return text[:1].upper() + text[1:]
+    return text
 
 
 class NoteLabel(StrEnum):

@@ -24,14 +24,6 @@ def _same_name(ids: list[str], dep: NamedRef) -> list[str]:
     return sorted(i for i in ids if i.partition("/")[2] == dep.name and i != str(dep))
 
 
-def _extra_notes(extra: str) -> tuple[Note, ...]:
-    """The facts ``_facts`` adds to the message, as notes."""
-    text = extra.strip()
-    if text.startswith("(") and text.endswith(")"):
-        text = text[1:-1]
-    return tuple(Note.note(part) for part in text.split("; ") if part) if text else ()
-
-
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     cluster = ctx.cluster
     blind = blind_spots(cluster)
@@ -53,10 +45,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             others = _same_name(ks_ids, dep)
             extra = _facts("Kustomization", "HelmRelease", others, str(dep) in cluster.helm_releases, ks.spec.spec, ks.spec.namespace, dep)
             yield ctx.finding(
-                f"Kustomization {ks.id} depends on Kustomization {dep}, which is not declared in cluster {cluster.name}{extra}",
+                f"Kustomization {ks.id} depends on Kustomization {dep}, which is not declared in cluster {cluster.name}{_joined(extra)}",
                 ks_depends_on_location(cluster, ks.id, dep),
                 headline=f"Kustomization {ks.id} depends on {dep}, which is not declared in {cluster.name}",
-                notes=_extra_notes(extra),
+                notes=tuple(Note.note(fact) for fact in extra),
                 kustomization=ks.id,
                 related=[ks_location(cluster, o) for o in others],
                 subject=f"Kustomization {ks.id} -> {dep}",
@@ -74,10 +66,10 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 spec if isinstance(spec, dict) else {}, hr.spec.namespace, dep,
             )  # fmt: skip
             yield ctx.finding(
-                f"HelmRelease {hr.id} depends on HelmRelease {dep}, which is not declared in cluster {cluster.name}{extra}",
+                f"HelmRelease {hr.id} depends on HelmRelease {dep}, which is not declared in cluster {cluster.name}{_joined(extra)}",
                 hr_depends_on_location(hr.obj, hr.spec.namespace, dep),
                 headline=f"HelmRelease {hr.id} depends on {dep}, which is not declared in {cluster.name}",
-                notes=_extra_notes(extra),
+                notes=tuple(Note.note(fact) for fact in extra),
                 obj=hr.obj.ref,
                 kustomization=hr.owner,
                 related=[cluster.helm_releases[o].obj.location for o in others],
@@ -87,7 +79,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
 
 def _facts(
     kind: str, other_kind: str, others: list[str], other_kind_has_it: bool, spec: dict[str, object], own_ns: str, dep: NamedRef
-) -> str:
+) -> list[str]:
     """What may explain the dangling name, for a ``kind`` (Kustomization or HelmRelease) that can
     depend only on its own kind: objects of that name in other namespaces (and the namespace
     defaulting that missed them), or an object of the other kind with that name."""
@@ -98,6 +90,10 @@ def _facts(
         facts.append(f"{kind} {', '.join(others)} has that name")
     if other_kind_has_it:
         facts.append(f"{other_kind} {dep} has that name; a {kind} can only depend on {kind}s")
+    return facts
+
+
+def _joined(facts: list[str]) -> str:
     return f" ({'; '.join(facts)})" if facts else ""
 
 

@@ -16,7 +16,7 @@ from fluxgraph.checks._subst import (
     short,
     text_location,
 )
-from fluxgraph.findings import FixData, Note, RawFinding
+from fluxgraph.findings import FixData, Note, RawFinding, sentence
 
 ID = "escape-without-substitution"
 
@@ -58,7 +58,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                         f"{esc} in {dotted(path)} of {obj.ref} is never unescaped: {why}; {effect}",
                         text_location(obj, path, m.start()),
                         headline=f"{esc} in {obj.ref} is never unescaped",
-                        notes=(Note.why(f"{why[:1].upper()}{why[1:]}; {effect}"), Note.affected([f"{dotted(path)} of {obj.ref}"])),
+                        notes=(Note.why(sentence(f"{why}; {effect}")), Note.affected([f"{dotted(path)} of {obj.ref}"])),
                         obj=obj.ref,
                         kustomization=ks.id,
                         subject=f"{ks.id}|{obj.ref}|{dotted(path)}|{esc}",

@@ -12,7 +12,7 @@ from fluxgraph.checks._ownership import ks_object, loc
 from fluxgraph.checks._subst import field_location, producers, substitute_from_path
 from fluxgraph.cluster import ClusterModel, KustomizationNode
 from fluxgraph.discovery import bootstrapped
-from fluxgraph.findings import Note, RawFinding, Severity
+from fluxgraph.findings import Note, RawFinding, Severity, sentence
 
 ID = "missing-substitute-from"
 
@@ -27,12 +27,6 @@ def _unbuilt_could_apply(cluster: ClusterModel, namespace: str, home: str) -> Ku
             if ks.spec.target_namespace in (None, "", namespace):
                 return ks
     return None
-
-
-def _sentence_of(msg: str) -> str:
-    """The mechanism part of the message (after the fact)."""
-    rest = msg.split("; ", 1)[1] if "; " in msg.split(":", 1)[0] else msg.split(": ", 1)[-1]
-    return rest[:1].upper() + rest[1:]
 
 
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
@@ -57,17 +51,21 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 # the object is in the repository, without a namespace: point at it
                 # (namespace-not-specified reports it there)
                 o = min(stray, key=lambda x: x.location)
-                msg = (
-                    f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}; the {sf.kind} {sf.name} this "
+                why = (
+                    f"the {sf.kind} {sf.name} this "
                     f"repository has, applied by Kustomization {o.owner} ({loc(o.location)}), has no namespace and the "
                     f"API server refuses it (namespace-not-specified): unless a {sf.kind} {sf.name} already exists in "
                     f"namespace {ns}, every build of {ks.id} fails (substitute from '{sf.kind}/{sf.name}' error)"
                 )
+                msg = f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}; {why}"
             else:
+                why = (
+                    f"it must already exist in the cluster, in namespace {ns}, or every build "
+                    f"of {ks.id} fails (substitute from '{sf.kind}/{sf.name}' error)"
+                )
                 msg = (
                     f"Kustomization {ks.id} substitutes from {sf.kind} {ns}/{sf.name}, which nothing in this "
-                    f"repository applies: it must already exist in the cluster, in namespace {ns}, or every build "
-                    f"of {ks.id} fails (substitute from '{sf.kind}/{sf.name}' error)"
+                    f"repository applies: {why}"
                 )
             raw = ctx.finding(
                 msg,
@@ -78,7 +76,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                     f"{ks.id} substitutes from {sf.kind} {ns}/{sf.name}, "
                     + ("whose copy in this repository has no namespace" if stray else "which this repository does not apply")
                 ),
-                notes=(Note.why(_sentence_of(msg)),),
+                notes=(Note.why(sentence(why)),),
                 kustomization=ks.id,
                 subject=f"{ks.id}|{sf.kind}/{ns}/{sf.name}",
             )

@@ -21,7 +21,7 @@ from dataclasses import replace
 from fluxgraph import flux as flux_mod
 from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext
-from fluxgraph.findings import FixData, Note, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity, sentence
 from fluxgraph.model import Location
 
 ID = "removed-api-version"
@@ -68,10 +68,12 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 f"the repository pins, or the apply of each Kustomization applying one fails {tail}"
             )
             fact_h = f"which {src_short} does not serve yet"
-            why = (
+            # the mechanism around whoever applies the objects: "<before>{applier}<after>"
+            before = (
                 f"Flux {first} is the first to serve it: either the cluster runs a newer Flux than the "
-                f"repository pins, or the apply of {obj.owner} fails {tail}"
+                "repository pins, or the apply of "
             )
+            after = f" fails {tail}"
             extra: list[Note] = []
             severity = Severity.WARNING
             verdict = "ahead"
@@ -86,9 +88,8 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             message = f"{what} uses {group}/{version}, which {fact}: the apply of {obj.owner} fails {tail}"
             cause = f"{kind} objects use {group}/{version}, which {fact}: the apply of each Kustomization applying one fails {tail}"
             fact_h = f"which {src_short} has no {kind} kind" if crd is None else f"which {src_short} does not serve"
-            why = f"The apply of {obj.owner} fails (no matches for kind {kind} in version {group}/{version})"
-            if removed and crd is not None:
-                why += f": Flux {removed} removed it"
+            gone = f": Flux {removed} removed it" if removed and crd is not None else ""
+            before, after = "The apply of ", f" fails (no matches for kind {kind} in version {group}/{version}){gone}"
             extra = [Note.note(f"Flux {last} is the last to serve it")] if flux.assumed and not applied and last is not None else []
             extra.append(Note.note(migrate))
             severity = Severity.WARNING if flux.assumed and not applied else Severity.ERROR
@@ -100,23 +101,17 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             message = f"{what} uses {group}/{version}, which {source} serves deprecated: {when}; {migrate}"
             cause = f"{kind} objects use {group}/{version}, which {source} serves deprecated: {when}; {migrate}"
             fact_h = f"deprecated in {src_short}"
-            why = f"{when[:1].upper()}{when[1:]}: the apply of {obj.owner} then fails"
+            before, after = sentence(f"{when}: the apply of "), " then fails"
             extra = [Note.note(migrate)]
             severity = Severity.WARNING if soon else Severity.INFO
             verdict = "deprecated"
-        cause_headline = f"{kind} objects use {group}/{version}, " + fact_h
-        if verdict == "deprecated":
-            cause_headline = f"{kind} objects use {group}/{version}, deprecated in {src_short}"
-        cause_why = why.replace(f"the apply of {obj.owner}", "the apply of each Kustomization applying one").replace(
-            f"The apply of {obj.owner}", "The apply of each Kustomization applying one"
-        )
         raw = ctx.finding(
             message,
             obj.resource.position(("apiVersion",)),
             headline=f"{what} uses {group}/{version}, {fact_h}",
-            notes=(Note.why(why), *src_note, *extra),
-            cause_headline=cause_headline,
-            cause_why=cause_why,
+            notes=(Note.why(f"{before}{obj.owner}{after}"), *src_note, *extra),
+            cause_headline=f"{kind} objects use {group}/{version}, {fact_h}",
+            cause_why=f"{before}each Kustomization applying one{after}",
             obj=obj.ref,
             kustomization=obj.owner,
             subject=f"{obj.ref.key}|{group}/{version}",

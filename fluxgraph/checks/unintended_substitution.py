@@ -23,7 +23,7 @@ from fluxgraph.checks._subst import (
     text_location,
     tokens,
 )
-from fluxgraph.findings import FixData, Note, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity, sentence
 
 ID = "unintended-substitution"
 
@@ -58,7 +58,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             tok.location,
             headline=f"{tok.expr} in {tok.obj.ref} is substituted by {tok.ks.id}",
             notes=(
-                Note.why(f"{tok.why[:1].upper()}{tok.why[1:]}, but Flux substitutes every ${{...}} it builds: {effect}"),
+                Note.why(sentence(f"{tok.why}, but Flux substitutes every ${{...}} it builds: {effect}")),
                 Note.affected([f"{dotted(tok.path)} of {tok.obj.ref}"]),
             ),
             obj=tok.obj.ref,

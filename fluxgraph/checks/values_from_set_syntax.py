@@ -28,7 +28,7 @@ from fluxgraph import fluxapi, fluxrelease
 from fluxgraph.admission import merge_values
 from fluxgraph.checks import CheckContext
 from fluxgraph.cluster import AppliedObject, ClusterModel, HelmReleaseNode, object_values
-from fluxgraph.findings import FixData, Note, RawFinding, Severity
+from fluxgraph.findings import FixData, Note, RawFinding, Severity, sentence
 from fluxgraph.model import Location, Problem, as_dict, as_list, as_str, dotted
 from fluxgraph.strvals import StrvalsError, replace_path_value
 from fluxgraph.yamlio import load_text
@@ -144,7 +144,7 @@ def _judge(
             f"{what} merges {source} at targetPath {path}, and {why}: helm-controller fails the release "
             "with ValuesError and installs or upgrades nothing",
             f"{what} fails: Helm's --set parser cannot read {source}",
-            f"{why[:1].upper()}{why[1:]}: helm-controller fails the release with ValuesError and installs or upgrades nothing",
+            sentence(f"{why}: helm-controller fails the release with ValuesError and installs or upgrades nothing"),
         )
     if literal:
         return None
