@@ -273,7 +273,13 @@ def load(
         if not root_path.is_dir():
             raise FluxgraphError(f"{path}: not a directory")
         fs = RepoFS(root_path)
-    cache = FileCache(fs, _ignore_matcher(fs), document_memo)
+    # the second revision of a diff takes the first's .sourceignore matcher (none differs, or
+    # nothing is shared: revisions.load_pair) and, where no changed file is one discovery
+    # reads, its discovered roots
+    shared = shared_builds
+    second = shared is not None and shared.changed is not None
+    ignore = shared.ignore if shared is not None and second and shared.ignore is not None else _ignore_matcher(fs)
+    cache = FileCache(fs, ignore, document_memo)
     builder = Builder(cache, shared_builds)
     is_strict = strict if strict is not None else flux_is_strict(flux_version)
     # what the command line says of the Flux that runs wins over what the repository pins
@@ -288,8 +294,13 @@ def load(
         raise FluxgraphError("give either --cluster or --env, not both")
     if env is not None:
         cluster = f"clusters/{env}"
-    with _note_last_file(fs):
-        discovered = discover(cache)
+    if shared is not None and second and shared.discovered is not None and shared.discovery_same:
+        discovered = list(shared.discovered)
+    else:
+        with _note_last_file(fs):
+            discovered = discover(cache)
+    if shared is not None and not second:
+        shared.ignore, shared.discovered = ignore, list(discovered)
     wanted = [cluster] if cluster is not None else list(clusters or [])
     if wanted:
         roots = [_named_root(c, discovered, cache, where) for c in wanted]

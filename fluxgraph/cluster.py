@@ -51,7 +51,10 @@ class AppliedObject:
     ref: ObjRef  # Flux's identity (cluster-scoped kinds have no namespace: fluxgraph.scope)
     raw: dict[str, Any] | None = None  # the object before substitution, when substitution changed it
     substitution: str = "none"  # none | applied | disabled | skipped
-    _dollar_strings: list[tuple[tuple[Any, ...], str]] | None = field(default=None, init=False, repr=False, compare=False)
+    # what functions of the object's content (``resource`` and ``raw``, never its owner, identity
+    # or cluster) computed of it, by function: shared with the same object's copy at the other
+    # revision of a diff (``ClusterWalker._take``); ``checks._memo.per_object``
+    content_memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -78,9 +81,30 @@ class AppliedObject:
     def dollar_strings(self) -> list[tuple[tuple[Any, ...], str]]:
         """The string values of ``pre_substitution`` that contain ``$``, with their paths, in
         document order: what every substitution rule looks at, walked once per object."""
-        if self._dollar_strings is None:
-            self._dollar_strings = string_values(self.pre_substitution, contains="$")
-        return self._dollar_strings
+        hit = self.content_memo.get("dollar_strings")
+        if hit is None:
+            hit = self.content_memo["dollar_strings"] = string_values(self.pre_substitution, contains="$")
+        return hit
+
+
+@dataclass(frozen=True)
+class WalkRecord:
+    """What the walk of one revision made of a Kustomization's remembered build (``fluxgraph
+    diff``: ``SharedBuilds.walks``): its objects after substitution and ``commonMetadata``. The
+    other revision's walk takes them again, instead of copying the build and substituting it,
+    only where everything that step reads is equal: the same remembered build (the same
+    object), the same spec, clusters, strictness, admission and variables (``_reusable``).
+    Identities, the CRDs learned, the index and the Flux objects found are computed again."""
+
+    built: Any  # kustomize.build._Built
+    spec: FluxKustomization
+    home: str
+    target: str
+    strict: bool
+    mutated_by: tuple[Mutator, ...]
+    variables: dict[str, Any]
+    objects: tuple[AppliedObject, ...]
+    errors: tuple[tuple[int, tuple[Any, ...], Exception], ...]  # substitution errors, by object index
 
 
 @dataclass
@@ -512,7 +536,8 @@ class ClusterWalker:
             # fluxcd/pkg kustomize_generator.go: a component whose path does not exist under the
             # build directory is skipped instead of failing the build
             spec = replace(spec, components=tuple(c for c in spec.components if self.builder.cache.fs.exists(join(build_dir, c))))
-        result = self.builder.build(build_dir, _flux_overlay(spec) if _needs_overlay(spec) else None)
+        # borrowed: _apply copies the resources unless it takes the other revision's walk of them
+        result = self.builder.build(build_dir, _flux_overlay(spec) if _needs_overlay(spec) else None, copy=False)
         node.files = result.files
         node.incomplete = result.incomplete
         for p in result.problems:
@@ -566,6 +591,30 @@ class ClusterWalker:
             variables = self._variables(node, pb, result.resources)
         do_subst = pb is not None and (bool(variables) or isinstance(variables, OpenVariables) or pb.strategy == "Always")
         node.substituted = do_subst
+        shared = self.builder.shared
+        key = (self.model.name, spec.id)
+        record = shared.walks.get(key) if shared is not None and shared.changed is not None else None
+        if record is not None and self._reusable(record, node, result, variables):
+            self._take(node, record)
+        else:
+            self._substitute(node, result.owned(), pb, variables, do_subst)
+            if shared is not None and shared.changed is None and result.memo is not None:
+                shared.walks[key] = self._record(node, result, variables)
+        self._resource_sets(node)
+        for obj in node.objects:
+            if obj.ref.kind == CRD_KIND and obj.ref.group == CRD_GROUP:
+                self.model.scopes.learn_crd(obj.data, obj.location, spec.id)
+        for obj in node.objects:
+            self.index.setdefault((obj.ref.target, obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
+            self.made.add(obj)
+            self._visit(node, obj, queue)
+
+    def _substitute(
+        self, node: KustomizationNode, result: BuildResult, pb: flux.PostBuild | None, variables: dict[str, Any], do_subst: bool
+    ) -> None:
+        """``node``'s objects from its build's resources: postBuild substitution, then
+        ``commonMetadata`` (kustomize-controller's order), then Flux's identity."""
+        spec = node.spec
         common = spec.common_metadata or {}
         for r in result.resources:
             obj = AppliedObject(r, spec.id, r.ref)
@@ -586,14 +635,47 @@ class ClusterWalker:
                 _apply_common_metadata(r.data, common)
             obj.ref = self._flux_ref(r, node.target)
             node.objects.append(obj)
-        self._resource_sets(node)
-        for obj in node.objects:
-            if obj.ref.kind == CRD_KIND and obj.ref.group == CRD_GROUP:
-                self.model.scopes.learn_crd(obj.data, obj.location, spec.id)
-        for obj in node.objects:
-            self.index.setdefault((obj.ref.target, obj.ref.kind, obj.ref.namespace, obj.ref.name), obj)
-            self.made.add(obj)
-            self._visit(node, obj, queue)
+
+    def _record(self, node: KustomizationNode, result: BuildResult, variables: dict[str, Any]) -> WalkRecord:
+        index = {id(o): i for i, o in enumerate(node.objects)}
+        return WalkRecord(
+            result.memo,
+            node.spec,
+            node.home,
+            node.target,
+            self.model.strict,
+            tuple(node.mutated_by),
+            variables,
+            tuple(node.objects),
+            tuple((index[id(o)], path, err) for o, path, err in node.substitution_errors),
+        )
+
+    def _reusable(self, record: WalkRecord, node: KustomizationNode, result: BuildResult, variables: dict[str, Any]) -> bool:
+        """Whether substituting ``result`` for ``node`` gives what ``record`` holds: the same
+        remembered build, and equal everything else ``_substitute`` reads."""
+        return (
+            result.memo is not None
+            and result.memo is record.built
+            and record.spec == node.spec
+            and record.home == node.home
+            and record.target == node.target
+            and record.strict == self.model.strict
+            and record.mutated_by == tuple(node.mutated_by)
+            and type(record.variables) is type(variables)
+            and record.variables == variables
+        )
+
+    def _take(self, node: KustomizationNode, record: WalkRecord) -> None:
+        """``node``'s objects from the other revision's walk: the resources (never modified once
+        walked) are shared, each object's identity is this walk's (the CRDs known so far)."""
+        shared = self.builder.shared
+        assert shared is not None
+        shared.walks_reused += 1
+        for o in record.objects:
+            obj = AppliedObject(o.resource, node.id, self._flux_ref(o.resource, node.target), o.raw, o.substitution)
+            obj.content_memo = o.content_memo
+            node.objects.append(obj)
+        node.substitution_errors.extend((node.objects[i], path, err) for i, path, err in record.errors)
 
     def _resource_sets(self, node: KustomizationNode) -> None:
         """The objects the Flux Operator's ResourceSets among ``node``'s objects generate
@@ -805,8 +887,11 @@ class ClusterWalker:
         r = obj.resource
         group = r.group
         if group == flux.KUSTOMIZE_GROUP and r.kind == "Kustomization":
-            problems: list[Problem] = []
-            child = flux.parse_kustomization(r, problems)
+            parsed = obj.content_memo.get("flux")
+            if parsed is None:
+                problems: list[Problem] = []
+                parsed = obj.content_memo["flux"] = (flux.parse_kustomization(r, problems), problems)
+            child, problems = parsed
             node.problems.extend(_with_ks(p, node.id) for p in problems)
             if child is None:
                 return
@@ -827,8 +912,11 @@ class ClusterWalker:
             self.model.kustomizations[child.id] = child_node
             queue.append(child_node)
         elif group == flux.HELM_GROUP and r.kind == "HelmRelease":
-            problems = []
-            hr = flux.parse_helmrelease(r, problems)
+            parsed = obj.content_memo.get("flux")
+            if parsed is None:
+                problems = []
+                parsed = obj.content_memo["flux"] = (flux.parse_helmrelease(r, problems), problems)
+            hr, problems = parsed
             node.problems.extend(_with_ks(p, node.id) for p in problems)
             if hr is not None and hr.id not in self.model.helm_releases:
                 self.model.helm_releases[hr.id] = HelmReleaseNode(hr, node.id, obj, target_of(node.target, hr.kube_config))

@@ -52,6 +52,11 @@ def _open(side: Side) -> Path | RepoFS:
     return side.fs() if isinstance(side, Tree) else side
 
 
+def _fs(side: Side) -> RepoFS:
+    opened = _open(side)
+    return opened if isinstance(opened, RepoFS) else RepoFS(opened)
+
+
 def changed_paths(base: Side, head: Side) -> set[str]:
     """Paths added, removed or modified between two trees."""
     a, b = _contents(base), _contents(head)
@@ -88,7 +93,7 @@ def affected_by(model: ClusterModel, changed: set[str]) -> set[str]:
     hit = set()
     for p in changed:
         p = p.rstrip("/")
-        if p in files or posixpath.dirname(p) in dirs or posixpath.basename(p) == ".sourceignore":
+        if p in files or posixpath.dirname(p) in dirs or _ignore_file(p):
             hit.add(p)
         elif any(bd == "" or p == bd or p.startswith(bd + "/") for bd in build_dirs):
             hit.add(p)
@@ -99,18 +104,35 @@ _DISCOVERY_NEEDLES = (b"kustomize.toolkit.fluxcd.io", b"sync:")
 _DISCOVERY_DIRS = ("clusters/", "kubernetes/clusters/", "cluster/")
 
 
-def _may_hold_a_cluster(base: RepoFS, rel: str) -> bool:
-    """Whether a changed file no head cluster reads could be (part of) a cluster at base:
-    what ``discovery.discover`` looks at."""
+def _may_hold_a_cluster(fs: RepoFS, rel: str) -> bool:
+    """Whether the file ``rel`` of ``fs`` is one ``discovery.discover`` looks into: a
+    ``gotk-sync.yaml``, a YAML file under the folders it lists, or one holding the words it
+    parses a file for. One it cannot read (absent, too large) it passes over."""
     if not rel.endswith((".yaml", ".yml")):
         return False
-    if rel.startswith(_DISCOVERY_DIRS):
+    if rel.startswith(_DISCOVERY_DIRS) or posixpath.basename(rel) == "gotk-sync.yaml":
         return True
     try:
-        data = base.read_bytes(rel)
+        data = fs.read_bytes(rel)
     except (OSError, PathEscape, FileTooLarge):
-        return False  # absent at base (or not readable there): cannot be a base cluster
+        return False
     return any(n in data for n in _DISCOVERY_NEEDLES)
+
+
+def discovery_same(base: RepoFS, head: RepoFS, changed: set[str]) -> bool:
+    """Whether ``discovery.discover`` finds the same roots at both revisions: every changed path
+    is a file (not a link) at both, so the listing is the same, and one it looks into at neither.
+    (The ``.sourceignore`` files are the same: ``load_pair`` shares nothing otherwise.)"""
+    for rel in changed:
+        for fs in (base, head):
+            if not fs.is_file(rel) or fs.is_symlink(rel) or _may_hold_a_cluster(fs, rel):
+                return False
+    return True
+
+
+def _ignore_file(rel: str) -> bool:
+    """A file ``api._ignore_matcher`` reads patterns from."""
+    return rel.endswith(".sourceignore")
 
 
 @dataclass
@@ -145,7 +167,7 @@ def load_pair(
         changed = changed_paths(base, head)
     if shared is not None:
         shared.changed = frozenset(changed)
-        if any(posixpath.basename(c) == ".sourceignore" for c in changed):
+        if any(_ignore_file(c) for c in changed):
             shared = None
     base_kwargs = {**load_kwargs, "shared_builds": shared}
     claimed: set[str] = set()
@@ -155,8 +177,10 @@ def load_pair(
         claimed |= hit
         if hit:
             affected.append(c)
-    probe = _open(base)
-    unclaimed_yaml = any(_may_hold_a_cluster(probe if isinstance(probe, RepoFS) else RepoFS(probe), p) for p in changed - claimed)
+    probe = _fs(base)
+    unclaimed_yaml = any(_may_hold_a_cluster(probe, p) for p in changed - claimed)
+    if shared is not None:
+        shared.discovery_same = discovery_same(probe, _fs(head), changed)
     narrowed = bool(load_kwargs.get("cluster") or load_kwargs.get("env"))
     base_models: dict[str, ClusterModel] = {}
     base_cache = None

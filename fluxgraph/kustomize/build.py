@@ -59,10 +59,22 @@ class BuildResult:
     problems: list[Problem] = field(default_factory=list)
     incomplete: bool = False
     files: set[str] = field(default_factory=set)  # every file the build read
+    # the remembered build this result is (``Builder._memo``, shared between revisions by
+    # ``SharedBuilds``): the same object at both sides means the same build
+    memo: _Built | None = None
+    # ``resources`` are the remembered build's own (``Builder.build(copy=False)``): read them,
+    # take ``owned()`` to change them
+    borrowed: bool = False
 
     @property
     def failed(self) -> bool:
         return any(not p.not_evaluated for p in self.problems)
+
+    def owned(self) -> BuildResult:
+        """This result with resources of its own (a copy of borrowed ones)."""
+        if not self.borrowed:
+            return self
+        return replace(self, resources=[r.copy() for r in self.resources], borrowed=False)
 
 
 class _Fail(Exception):
@@ -107,11 +119,23 @@ class SharedBuilds:
     reused only when it succeeded completely and no changed path is a file it read or lies in a
     folder it read from or below its build directory (Flux's generated kustomization lists
     those folders, and a file added there would join the build); its key already holds the
-    kustomization content with the Flux Kustomization's overlay (patches, images, components...)."""
+    kustomization content with the Flux Kustomization's overlay (patches, images, components...).
+
+    The second load also takes the first's walk of a reused build (``walks``), its
+    ``.sourceignore`` matcher and, where discovery cannot see the change, its cluster roots."""
 
     memo: dict[str, tuple[_Built, str]] = field(default_factory=dict)  # key -> (build, build dir)
     changed: frozenset[str] | None = None  # None: this side records
     reused: int = 0
+    # what the first side's walk made of a remembered build, by (cluster, Kustomization id):
+    # ``cluster.WalkRecord``, taken again by the second side's walk where its inputs are equal
+    walks: dict[tuple[str, str], Any] = field(default_factory=dict)
+    walks_reused: int = 0
+    # the first side's .sourceignore matcher and discovered cluster roots (``api.load``); the
+    # roots are taken again only where ``discovery_same`` (``revisions.discovery_same``)
+    ignore: Any = None
+    discovered: list[Any] | None = None
+    discovery_same: bool = False
 
     def lookup(self, key: str) -> _Built | None:
         if self.changed is None:
@@ -134,6 +158,13 @@ class SharedBuilds:
     def record(self, key: str, built: _Built, path: str) -> None:
         if self.changed is None:
             self.memo[key] = (built, path)
+
+
+def _from_memo(memo: _Built, copy: bool) -> BuildResult:
+    res, probs, incomplete, files = memo
+    if copy:
+        return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files), memo)
+    return BuildResult(res, list(probs), incomplete, set(files), memo, borrowed=True)
 
 
 class Builder:
@@ -159,21 +190,22 @@ class Builder:
         *,
         generate: bool = True,
         kustomization_label: str | None = None,
+        copy: bool = True,
     ) -> BuildResult:
         """Build the directory ``path`` (repo-relative) and finish it as a top-level build.
 
         ``overlay`` may rewrite the kustomization content first (kustomize-controller writes
         ``targetNamespace``, ``patches``, ``images``, ``components``, ``namePrefix``... of the
         Flux Kustomization into it). ``generate`` makes a directory without a kustomization
-        file build like Flux's generated one.
+        file build like Flux's generated one. ``copy=False``: a remembered build is returned
+        with its own resources, ``borrowed`` (read only).
         """
         ctx = _Ctx(problems=[], files=set())
         key: str | None = path if generate else None
         if overlay is None and key is not None:
             memo = self._remembered(key)
             if memo is not None:
-                res, probs, incomplete, files = memo
-                return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files))
+                return _from_memo(memo, copy)
         try:
             kfile, kdata = self._kustomization_for(path, ctx, generate=generate)
             if overlay is not None:
@@ -183,8 +215,7 @@ class Builder:
                 key = f"{path}\0{json.dumps(kdata, sort_keys=True, default=str)}" if generate else None
                 memo = self._remembered(key) if key is not None else None
                 if memo is not None:
-                    res, probs, incomplete, files = memo
-                    return BuildResult([r.copy() for r in res], list(probs), incomplete, set(files))
+                    return _from_memo(memo, copy)
             resources = self._build_kustomization(path, kfile, kdata, ctx, is_component=False)
             resources = self._finish(resources, ctx)
             # local configuration is the build's input only: kustomize leaves it out of what it
@@ -198,6 +229,7 @@ class Builder:
         if key is not None:
             built: _Built = ([r.copy() for r in resources], list(ctx.problems), ctx.incomplete, set(ctx.files))
             self._memo[key] = built
+            result.memo = built
             if self.shared is not None:
                 self.shared.record(key, built, path)
         return result
