@@ -277,7 +277,7 @@ def load(
     # nothing is shared: revisions.load_pair) and, where no changed file is one discovery
     # reads, its discovered roots
     shared = shared_builds
-    second = shared is not None and shared.changed is not None
+    second = shared is not None and shared.second
     ignore = shared.ignore if shared is not None and second and shared.ignore is not None else _ignore_matcher(fs)
     cache = FileCache(fs, ignore, document_memo)
     builder = Builder(cache, shared_builds)

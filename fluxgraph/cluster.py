@@ -593,12 +593,12 @@ class ClusterWalker:
         node.substituted = do_subst
         shared = self.builder.shared
         key = (self.model.name, spec.id)
-        record = shared.walks.get(key) if shared is not None and shared.changed is not None else None
+        record = shared.walks.get(key) if shared is not None and shared.second else None
         if record is not None and self._reusable(record, node, result, variables):
             self._take(node, record)
         else:
             self._substitute(node, result.owned(), pb, variables, do_subst)
-            if shared is not None and shared.changed is None and result.memo is not None:
+            if shared is not None and not shared.second and result.memo is not None:
                 shared.walks[key] = self._record(node, result, variables)
         self._resource_sets(node)
         for obj in node.objects:

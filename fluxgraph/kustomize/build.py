@@ -137,6 +137,11 @@ class SharedBuilds:
     discovered: list[Any] | None = None
     discovery_same: bool = False
 
+    @property
+    def second(self) -> bool:
+        """This is the second load, which takes what the first recorded (``changed`` is set)."""
+        return self.changed is not None
+
     def lookup(self, key: str) -> _Built | None:
         if self.changed is None:
             return None
@@ -156,7 +161,7 @@ class SharedBuilds:
         return hit[0]
 
     def record(self, key: str, built: _Built, path: str) -> None:
-        if self.changed is None:
+        if not self.second:
             self.memo[key] = (built, path)
 
 
