@@ -162,3 +162,69 @@ def test_discovery_is_not_taken_where_the_change_can_reach_it(tmp_path):
     (root / "apps" / "flux-system").mkdir()
     (root / "apps" / "flux-system" / "gotk-sync.yaml").write_text("# placeholder\n")
     assert not discovery_same(base, base, {"apps/flux-system/gotk-sync.yaml"})
+
+
+# what the per-object helpers of the checks look at (``checks._memo.per_object``): a postStart
+# hook that fails on success, a shell script reading a Flux variable, an unknown field
+WORKLOAD = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"
+    "  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n"
+    "        command: [sh, -c, 'echo ${APP}; exec nginx']\n        lifecycle:\n          postStart:\n            exec:\n"
+    "              command: [sh, -c, 'p=0; [ \"$p\" -ge 15 ] && exit 1']\n  replicaz: 2\n"
+)
+
+
+def _with_workloads(tmp_path: Path) -> Path:
+    root = _repo(tmp_path)
+    files = {}
+    for i in range(4):
+        files[f"apps/app-{i}/kustomization.yaml"] = "resources: [ns.yaml, config.yaml, web.yaml]\n"
+        files[f"apps/app-{i}/web.yaml"] = WORKLOAD
+    _commit(root, files)
+    return root
+
+
+def test_the_base_takes_the_heads_per_object_work(tmp_path, monkeypatch):
+    """The shell-script scan is a function of an object's content: with the walks shared, the
+    base's checks take what the head's computed for the objects it shares, and the report is
+    the one of two loads that share nothing (the findings at both revisions included)."""
+    import fluxgraph.checks._subst as subst
+
+    root = _with_workloads(tmp_path)
+    # app-1's workload changes: its findings stay, its object is walked again
+    _commit(root, {"apps/app-1/web.yaml": WORKLOAD.replace("replicaz: 2", "replicaz: 3")})
+    real, calls = subst.shell_scripts, []
+
+    def counted(data):
+        calls.append(data)
+        return real(data)
+
+    monkeypatch.setattr(subst, "shell_scripts", counted)
+    unshared = render_json(diff_revisions(root, "HEAD~1", "HEAD", share_builds=False))
+    n_unshared, calls[:] = len(calls), []
+    shared = render_json(diff_revisions(root, "HEAD~1", "HEAD", share_builds=True))
+    assert shared == unshared
+    # per revision: each app's ConfigMap and Deployment; shared: the head's, and app-1's two again
+    assert n_unshared == 2 * 8
+    assert len(calls) == 8 + 2
+
+
+def test_per_object_with_keeps_one_value_per_argument_object():
+    from fluxgraph.checks._memo import per_object_with
+    from fluxgraph.cluster import AppliedObject
+    from fluxgraph.kustomize.resource import Origin, Resource
+    from fluxgraph.model import ObjRef
+
+    seen: list[object] = []
+
+    @per_object_with
+    def probe(obj: AppliedObject, schema: dict) -> int:
+        seen.append(schema)
+        return len(seen)
+
+    res = Resource({"kind": "ConfigMap", "metadata": {"name": "x"}}, Origin("x.yaml", 1))
+    obj = AppliedObject(res, "ks", ObjRef("ConfigMap", "default", "x"))
+    a, b = {"p": {}}, {"p": {}}  # equal, not the same object: a revision's schema is not the other's
+    assert probe(obj, a) == probe(obj, a) == 1
+    assert probe(obj, b) == 2
+    assert probe(obj, a) == 1

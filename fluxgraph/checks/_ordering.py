@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fluxgraph import flux
+from fluxgraph.checks._ownership import never_applied
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.flux import NamedRef, format_duration
-from fluxgraph.gc import APPLY_EXCLUSIONS, metadata_match
 from fluxgraph.model import Location, as_dict
 from fluxgraph.ordering import depends_on_entry as depends_on_entry  # re-exported for the rules
 from fluxgraph.ordering import depends_on_index
@@ -110,7 +110,7 @@ def pattern_matches(ids: Iterable[str], wanted: str) -> list[str]:
 def apply_skipped(obj: AppliedObject) -> bool:
     """Objects kustomize-controller neither applies nor health-checks (``reconcile: disabled``,
     ``ssa: Ignore``: ``gc.APPLY_EXCLUSIONS``)."""
-    return metadata_match(obj.data, APPLY_EXCLUSIONS) is not None
+    return never_applied(obj)
 
 
 def health_check_refs(node: KustomizationNode, kind: str, group: str) -> list[tuple[int, NamedRef]]:

@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from fluxgraph import flux
-from fluxgraph.checks._memo import per_cluster
+from fluxgraph.checks._memo import per_cluster, per_object
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode
 from fluxgraph.gc import APPLY_EXCLUSIONS, IF_NOT_PRESENT, IMMORTAL_NAMESPACES, metadata_match, protection
 from fluxgraph.gc import deletion_policy_text as deletion_policy_text  # re-exported for the rules
@@ -45,15 +45,18 @@ def loc(location: Location) -> str:
     return location.file_line
 
 
+@per_object
 def gc_protection(obj: AppliedObject) -> str | None:
     """Why Flux's garbage collection would skip ``obj`` (as applied), or None."""
     return protection(obj.data)
 
 
+@per_object
 def never_applied(obj: AppliedObject) -> bool:
     return metadata_match(obj.data, APPLY_EXCLUSIONS) is not None
 
 
+@per_object
 def if_not_present(obj: AppliedObject) -> bool:
     """``ssa: IfNotPresent`` (kustomize-controller ``apply()`` ``IfNotPresentSelector``): applied
     only when the object does not exist yet."""

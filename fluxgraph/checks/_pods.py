@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fluxgraph.checks._memo import per_object
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.model import Location
 
@@ -31,6 +32,13 @@ def find_hooks(data: dict[str, Any]) -> list[Hook]:
     if isinstance(spec, dict):
         _walk(spec, ("spec",), None, 0, out)
     return out
+
+
+@per_object
+def hooks_of(obj: AppliedObject) -> list[Hook]:
+    """``find_hooks`` of the object as applied, once per object's content (callers must not
+    modify the list)."""
+    return find_hooks(obj.data)
 
 
 def _walk(node: Any, path: tuple[Any, ...], key: Any, depth: int, out: list[Hook]) -> None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from fluxgraph import envsubst, flux
-from fluxgraph.checks._memo import per_cluster
+from fluxgraph.checks._memo import per_cluster, per_object
 from fluxgraph.cluster import AppliedObject, ClusterModel, KustomizationNode, OpenVariables
 from fluxgraph.model import Location, as_dict, linked_path, value_at
 from fluxgraph.model import dotted as dotted
@@ -194,6 +194,13 @@ def shell_scripts(data: Any) -> dict[Path, str]:
             if isinstance(v, str) and str(k).endswith((".sh", ".bash")):
                 out.setdefault(("data", k), f"the script {k} of the ConfigMap")
     return out
+
+
+@per_object
+def scripts_of(obj: AppliedObject) -> dict[Path, str]:
+    """``shell_scripts`` of the object before substitution, once per object's content (callers
+    must not modify the dict)."""
+    return shell_scripts(obj.pre_substitution)
 
 
 # -- foreign text -------------------------------------------------------------------------
@@ -362,7 +369,6 @@ def tokens(cluster: ClusterModel) -> list[Token]:
     substitutes, classified (see the module doc). Cached per cluster model."""
     out: list[Token] = []
     for ks, obj in substituted_objects(cluster):
-        data = obj.pre_substitution
         scripts: dict[Path, str] | None = None
         own: set[str] | None = None
         for path, text in object_strings(obj, "${"):
@@ -370,7 +376,7 @@ def tokens(cluster: ClusterModel) -> list[Token]:
             if t is None:
                 continue
             if scripts is None:
-                scripts = shell_scripts(data)
+                scripts = scripts_of(obj)
             for ref in t.refs():
                 category, why = "plain", ""
                 if path in scripts:

@@ -11,8 +11,8 @@ from fluxgraph.checks._subst import (
     dotted,
     object_strings,
     postbuild_injected,
+    scripts_of,
     self_evaluated,
-    shell_scripts,
     short,
     text_location,
 )
@@ -45,7 +45,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 if "$${" not in text or self_evaluated(obj, path):
                     continue  # a Kustomization's patches are substituted by that Kustomization
                 if scripts is None:
-                    scripts = shell_scripts(obj.pre_substitution)
+                    scripts = scripts_of(obj)
                 ctx.evaluated()
                 for m in _ESCAPE.finditer(text):
                     esc = short(m.group(0), 60)

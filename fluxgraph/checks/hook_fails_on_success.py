@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fluxgraph.checks import CheckContext
-from fluxgraph.checks._pods import find_hooks, source_text, text_location
+from fluxgraph.checks._pods import hooks_of, source_text, text_location
 from fluxgraph.cluster import AppliedObject
 from fluxgraph.findings import FixData, Note, RawFinding, Severity
 from fluxgraph.model import Location, value_at
@@ -36,7 +36,7 @@ def _severity(hook: str, kind: str) -> Severity | None:
 def check(ctx: CheckContext) -> Iterator[RawFinding]:
     for ks in sorted(ctx.cluster.kustomizations.values(), key=lambda k: k.id):
         for obj in ks.objects:
-            for hook in find_hooks(obj.data):
+            for hook in hooks_of(obj):
                 verdict = analyze_exec(hook.command)
                 if verdict is None:
                     continue  # not a shell -c command: its status is the binary's own

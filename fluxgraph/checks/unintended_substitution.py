@@ -17,7 +17,7 @@ from fluxgraph.checks._subst import (
     provided,
     quote,
     render_expr,
-    shell_scripts,
+    scripts_of,
     short,
     substituted_objects,
     text_location,
@@ -78,7 +78,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
                 continue
             ctx.evaluated()
             if scripts is None:
-                scripts = shell_scripts(obj.pre_substitution)
+                scripts = scripts_of(obj)
             spans: list[tuple[int, int]] = []
             if "${" in text:
                 try:

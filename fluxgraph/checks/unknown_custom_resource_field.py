@@ -14,8 +14,9 @@ from collections.abc import Iterator
 
 from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext, field_notes
+from fluxgraph.checks._fields import unknown_fields
+from fluxgraph.checks._ownership import never_applied
 from fluxgraph.findings import FixData, RawFinding
-from fluxgraph.gc import APPLY_EXCLUSIONS, metadata_match
 
 ID = "unknown-custom-resource-field"
 
@@ -29,7 +30,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         key = (obj.ref.group, obj.ref.kind)
         if obj.ref.target or key not in defined or obj.ref.group in fluxapi.FLUX_GROUPS:
             continue
-        if metadata_match(obj.data, APPLY_EXCLUSIONS) is not None:
+        if never_applied(obj):
             continue
         crd = fluxapi.applied_crd(cluster, *key)
         _, version = fluxapi.api_version(obj)
@@ -38,7 +39,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             continue
         ctx.evaluated()
         what = f"{obj.ref.kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-        for u in fluxapi.unknown_fields(obj.data, entry.schema):
+        for u in unknown_fields(obj, entry.schema):
             name, parent, hint = fluxapi.unknown_field_words(u)
             yield ctx.finding(
                 f"{what} has {name}, which the {obj.resource.api_version} {obj.ref.kind} of the CRD the cluster applies "

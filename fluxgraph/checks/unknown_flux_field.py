@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from fluxgraph import fluxapi
 from fluxgraph.checks import CheckContext, field_notes
+from fluxgraph.checks._fields import unknown_fields
 from fluxgraph.findings import FixData, Note, RawFinding, Severity
 
 ID = "unknown-flux-field"
@@ -35,7 +36,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         what = f"{obj.ref.kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
         of = f"the CRD the cluster applies ({crd.where})" if (group, obj.ref.kind) in apis.applied else cluster.flux.short()
         schema = f"the {group}/{version} {obj.ref.kind} of {of}"
-        for u in fluxapi.unknown_fields(obj.data, entry.schema):
+        for u in unknown_fields(obj, entry.schema):
             name, parent, hint = fluxapi.unknown_field_words(u)
             fix = FixData.none(
                 f"renaming {u.path[-1]} to {u.suggestion} is a decision (the field may belong to another apiVersion)"

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 
 from fluxgraph import fluxapi, k8sapi
 from fluxgraph.checks import CheckContext, field_notes
+from fluxgraph.checks._fields import unknown_fields
+from fluxgraph.checks._ownership import never_applied
 from fluxgraph.findings import FixData, RawFinding
-from fluxgraph.gc import APPLY_EXCLUSIONS, metadata_match
 from fluxgraph.model import Location, Problem
 
 ID = "unknown-kubernetes-field"
@@ -30,7 +31,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         if not o.ref.target
         and o.ref.group not in fluxapi.FLUX_GROUPS
         and (o.ref.group, o.ref.kind) not in defined
-        and metadata_match(o.data, APPLY_EXCLUSIONS) is None
+        and not never_applied(o)
     ]
     if not candidates:
         return
@@ -57,7 +58,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             continue
         ctx.evaluated()
         what = f"{obj.ref.kind} {obj.ref.namespace + '/' if obj.ref.namespace else ''}{obj.ref.name}"
-        for u in fluxapi.unknown_fields(obj.data, schema):
+        for u in unknown_fields(obj, schema):
             name, _, hint = fluxapi.unknown_field_words(u)
             yield ctx.finding(
                 f"{what} has {name}, which the {obj.resource.api_version} {obj.ref.kind} of Kubernetes {schemas.version} "

@@ -14,8 +14,8 @@ from fluxgraph.checks._subst import (
     object_strings,
     parse,
     postbuild_injected,
+    scripts_of,
     self_evaluated,
-    shell_scripts,
     text_location,
 )
 from fluxgraph.findings import Note, RawFinding
@@ -41,14 +41,13 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
         for obj in ks.objects:
             if obj.substitution not in ("none", "skipped"):
                 continue  # "disabled": opted out on purpose
-            data = obj.pre_substitution
             scripts = None
             for path, text in object_strings(obj, "${"):
                 t = parse(text)
                 if t is None or self_evaluated(obj, path):
                     continue
                 if scripts is None:
-                    scripts = shell_scripts(data)
+                    scripts = scripts_of(obj)
                 for ref in t.refs():
                     ctx.evaluated()
                     evidence = None
