@@ -879,16 +879,11 @@ def _kustomization_changes(ctx: _Ctx, cd: ClusterDiff) -> None:
             )
 
 
-_EDGE_KINDS = {"ks": "Kustomization", "hr": "HelmRelease"}
-
-
 def _edges(model: ClusterModel) -> set[tuple[str, str, str]]:
-    """The ``dependsOn`` edges of the model's graph (``ClusterModel.graph``, dangling ones
-    included): (kind, dependent, dependency)."""
-    return {
-        (_EDGE_KINDS[u[:2]], u[3:], v[3:])
-        for u, v, key in model.graph.edges(keys=True)
-        if key == "dependsOn" and u[:2] in _EDGE_KINDS
+    """The ``dependsOn`` edges of the model (those of ``ClusterModel.graph``, dangling ones
+    included, read from the specs): (kind, dependent, dependency)."""
+    return {("Kustomization", ks.id, str(dep)) for ks in model.kustomizations.values() for dep in ks.spec.depends_on} | {
+        ("HelmRelease", hr.id, str(dep)) for hr in model.helm_releases.values() for dep in hr.spec.depends_on
     }
 
 
