@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from fluxgraph.kustomize.resource import Resource
@@ -134,7 +135,7 @@ class FluxKustomization:
     # spec.ignoreMissingComponents (Flux 2.7): components whose path does not exist are left out
     ignore_missing_components: bool = False
 
-    @property
+    @cached_property  # asked for hundreds of thousands of times by the checks of a big cluster
     def id(self) -> str:
         return f"{self.namespace}/{self.name}"
 
@@ -190,7 +191,7 @@ class FluxHelmRelease:
     kube_config: str | None = None
     service_account: str | None = None
 
-    @property
+    @cached_property  # asked for hundreds of thousands of times by the checks of a big cluster
     def id(self) -> str:
         return f"{self.namespace}/{self.name}"
 

@@ -83,7 +83,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             continue  # the parent never prunes the child object
         hits: list[tuple[AppliedObject, str]] = []
         retained = _retained_volumes(child.objects)
-        for obj in sorted(child.objects, key=lambda o: o.location):
+        for obj in child.objects:
             if unresolved(obj.ref) or gc_protection(obj) is not None:
                 continue
             what = _stateful(obj, retained)
@@ -94,6 +94,7 @@ def check(ctx: CheckContext) -> Iterator[RawFinding]:
             hits.append((obj, what))
         if not hits:
             continue
+        hits.sort(key=lambda h: h[0].location)  # the few kept, not every object, by location
         data = [o for o, w in hits if w == "data"]
         listed = ", ".join(f"{o.ref} ({loc(o.location)})" for o, _ in hits[:MAX_LISTED])
         if len(hits) > MAX_LISTED:
