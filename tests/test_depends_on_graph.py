@@ -88,17 +88,15 @@ def test_dependencies_keep_the_order_of_the_first_edge(tmp_path):
     assert g.has_edge("ks:flux-system/a", "ks:flux-system/a")
 
 
-@pytest.mark.corpus
-@pytest.mark.parametrize("name", names("corpus"))
-def test_the_same_graph_on_the_corpus(name):
-    out = report("corpus", name)
-    for model in out.report.repo.clusters if out.report else ():
-        assert_same(model)
+CORPUS_CASES = [
+    pytest.param(corpus, name, marks=getattr(pytest.mark, corpus.replace("-", "_")), id=f"{corpus}/{name}")
+    for corpus in ("corpus", "corpus-wide")
+    for name in names(corpus)
+]
 
 
-@pytest.mark.corpus_wide
-@pytest.mark.parametrize("name", names("corpus-wide"))
-def test_the_same_graph_on_the_wide_corpus(name):
-    out = report("corpus-wide", name)
+@pytest.mark.parametrize(("corpus", "name"), CORPUS_CASES)
+def test_the_same_graph_on_the_corpora(corpus, name):
+    out = report(corpus, name)
     for model in out.report.repo.clusters if out.report else ():
         assert_same(model)
