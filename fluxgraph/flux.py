@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from fluxgraph.kustomize.resource import Resource
@@ -135,7 +134,7 @@ class FluxKustomization:
     # spec.ignoreMissingComponents (Flux 2.7): components whose path does not exist are left out
     ignore_missing_components: bool = False
 
-    @cached_property  # asked for hundreds of thousands of times by the checks of a big cluster
+    @property
     def id(self) -> str:
         return f"{self.namespace}/{self.name}"
 
@@ -191,7 +190,7 @@ class FluxHelmRelease:
     kube_config: str | None = None
     service_account: str | None = None
 
-    @cached_property  # asked for hundreds of thousands of times by the checks of a big cluster
+    @property
     def id(self) -> str:
         return f"{self.namespace}/{self.name}"
 
