@@ -3,6 +3,8 @@
 Run:  python tests/bench/bench_graph.py [--runs 7] [--command graph|check|explain|diff|all]
                                         [--corpus ../shared/corpus] [--synthetic 10,100,1000,10000]
                                         [--no-bytecode]
+      python tests/bench/bench_graph.py --command diff --synthetic 10000 --runs 5
+        (issue 24's goal: diff of a one-file change against one check, alternating, bar 1.5x)
 
 Each figure is the median of several runs of ``python -m fluxgraph ...`` as a user runs it
 (interpreter start, imports, analysis, output, exit), with the median CPU time (user + system)
@@ -173,6 +175,35 @@ def make_synthetic(root: Path, n: int) -> None:
         )
 
 
+SYNTHETIC_DIFF_BAR = 1.5  # issue 24: a one-file change costs at most 1.5 times one check
+
+
+def synthetic_diff(n: int, runs: int, env: dict[str, str]) -> None:
+    """``diff --base HEAD`` against ``check`` of the synthetic repository of ``n`` apps, with
+    one app's ConfigMap changed in the working tree (a content change: that app's build, walk
+    and checks are done again), the two commands alternating: the medians, their ratio and
+    the median of the ratios of each pair."""
+    with tempfile.TemporaryDirectory() as td:
+        root = Path(td)
+        make_synthetic(root, n)
+        _git(root, "init", "-q")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "base")
+        cm = root / "apps" / f"app-{n // 2}" / "config.yaml"
+        cm.write_text(cm.read_text().replace("mode: prod", "mode: staging"))
+        check = Job(f"check synthetic {n}", ["check", td, "--format", "json", "-o", os.devnull])
+        diff = Job(f"diff --base HEAD synthetic {n} (one ConfigMap changed)", ["diff", td, "--base", "HEAD", "--format", "json", "-o", os.devnull])
+        run_interleaved([check, diff], runs, env)
+    ratio = statistics.median(diff.walls) / statistics.median(check.walls)
+    pairs = [d / c for c, d in zip(check.walls, diff.walls, strict=True)]
+    verdict = "under" if ratio <= SYNTHETIC_DIFF_BAR else "OVER"
+    print(
+        f"  diff / check: x{ratio:.2f} (medians; pairs x{min(pairs):.2f} to x{max(pairs):.2f}, median x{statistics.median(pairs):.2f})"
+        f"  bar x{SYNTHETIC_DIFF_BAR}: {verdict}",
+        flush=True,
+    )
+
+
 def _line(label: str, wall: float, rss: float, walls: list[float], bar: float | None, cpu: float) -> None:
     spread = f"[{min(walls):.2f}-{max(walls):.2f}]"
     verdict = "" if bar is None else f"  bar {bar} s: {'under' if wall < bar else 'OVER'}"
@@ -277,6 +308,9 @@ def main() -> None:
                         Job(f"diff --base HEAD {LARGEST} (working tree edited)", ["diff", str(work), "--base", "HEAD", "--format", "json"], DIFF_BAR)
                     )
         run_interleaved(jobs, opts.runs, env)
+        if opts.synthetic and opts.command == "diff":
+            for n in [int(x) for x in opts.synthetic.split(",") if x]:
+                synthetic_diff(n, opts.runs, env)
         if opts.synthetic and opts.command in ("graph", "check", "all"):
             command = "graph" if opts.command == "all" else opts.command
             with tempfile.TemporaryDirectory() as td:
