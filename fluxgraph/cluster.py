@@ -287,7 +287,7 @@ class ClusterModel:
         the order ``build_graph`` first names them, each node's dependencies in the order its
         first edge of any kind to them was added there (a parent's ``applies`` edge to a child
         it also depends on comes at the child's turn). A cycle's shortest path breaks ties by
-        that order; ``tests/test_cluster.py`` holds the two constructions equal."""
+        that order; ``tests/test_depends_on_graph.py`` holds the two constructions equal."""
         key = f"depends_on_graph:{kind}"
         if key not in self.memo:
             import networkx as nx
