@@ -53,7 +53,8 @@ class AppliedObject:
     substitution: str = "none"  # none | applied | disabled | skipped
     # what functions of the object's content (``resource`` and ``raw``, never its owner, identity
     # or cluster) computed of it, by function: shared with the same object's copy at the other
-    # revision of a diff (``ClusterWalker._take``): ``dollar_strings``, the parsed Flux spec
+    # revision of a diff (``ClusterWalker._take``): ``dollar_strings``, the parsed Flux spec, and
+    # the checks' per-object helpers (``checks._memo.per_object``)
     content_memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
